@@ -1,0 +1,1 @@
+#include <vlc/vlc.h>

@@ -1,0 +1,91 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Every engine is a package trait; all are on by default. An app that wants one engine alone
+/// depends on this package with `traits: ["MPV"]` (for example), and only that adapter and its
+/// C module are compiled and linked.
+let engineTraits: Set<String> = ["GStreamer", "FFmpeg", "MPV", "VLC"]
+
+let package = Package(
+    name: "PlaybackKit",
+    products: [
+        .library(name: "PlaybackKit", targets: ["PlaybackKit"]),
+        .library(name: "GStreamerPlayback", targets: ["GStreamerPlayback"]),
+        .library(name: "FFmpegPlayback", targets: ["FFmpegPlayback"]),
+        .library(name: "MPVPlayback", targets: ["MPVPlayback"]),
+        .library(name: "VLCPlayback", targets: ["VLCPlayback"]),
+        .library(name: "PlaybackBackends", targets: ["PlaybackBackends"]),
+        .library(name: "PlaybackConformance", targets: ["PlaybackConformance"]),
+        .executable(name: "mediaplay", targets: ["mediaplay"]),
+    ],
+    traits: [
+        .trait(name: "GStreamer", description: "The GStreamer playbin adapter"),
+        .trait(name: "FFmpeg", description: "The player engine over libavformat and libavcodec"),
+        .trait(name: "MPV", description: "The libmpv adapter"),
+        .trait(name: "VLC", description: "The libVLC 3 adapter"),
+        .default(enabledTraits: engineTraits),
+    ],
+    targets: [
+        // MARK: - Core
+        .systemLibrary(
+            name: "CLibPNG", path: "Sources/CLibPNG", pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]),
+        .target(name: "PlaybackKit", dependencies: ["CLibPNG"]),
+
+        // MARK: - Adapters (each compiled only when its trait is on)
+        .systemLibrary(
+            name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
+            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
+        .target(
+            name: "GStreamerPlayback",
+            dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"]))],
+            path: "Adapters/GStreamer/GStreamerPlayback"),
+        .systemLibrary(
+            name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
+                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
+        .target(
+            name: "FFmpegPlayback",
+            dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"]))],
+            path: "Adapters/FFmpeg/FFmpegPlayback"),
+        .systemLibrary(
+            name: "CMPV", path: "Adapters/MPV/CMPV", pkgConfig: "mpv",
+            providers: [.apt(["libmpv-dev"])]),
+        .target(
+            name: "MPVPlayback",
+            dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"]))],
+            path: "Adapters/MPV/MPVPlayback"),
+        .systemLibrary(
+            name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
+        .target(
+            name: "VLCPlayback",
+            dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"]))],
+            path: "Adapters/VLC/VLCPlayback"),
+
+        // MARK: - Registry, conformance suite, command line
+        .target(
+            name: "PlaybackBackends",
+            dependencies: [
+                "PlaybackKit",
+                .target(name: "GStreamerPlayback", condition: .when(traits: ["GStreamer"])),
+                .target(name: "FFmpegPlayback", condition: .when(traits: ["FFmpeg"])),
+                .target(name: "MPVPlayback", condition: .when(traits: ["MPV"])),
+                .target(name: "VLCPlayback", condition: .when(traits: ["VLC"])),
+            ]),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
+        .executableTarget(
+            name: "mediaplay",
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
+
+        // MARK: - Tests
+        .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
+        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,11 @@
+#ifndef PLAYBACKKIT_CLIBPNG_SHIM_H
+#define PLAYBACKKIT_CLIBPNG_SHIM_H
+#include <png.h>
+
+/// PNG_IMAGE_VERSION is a macro; the importer cannot see it.
+static inline unsigned int pk_png_image_version(void) { return PNG_IMAGE_VERSION; }
+/// PNG_FORMAT_RGBA is a macro; the importer cannot see it.
+static inline unsigned int pk_png_format_rgba(void) { return PNG_FORMAT_RGBA; }
+/// PNG_IMAGE_FAILED is a macro over the warning_or_error field.
+static inline int pk_png_image_failed(const png_image *image) { return PNG_IMAGE_FAILED(*image); }
+#endif

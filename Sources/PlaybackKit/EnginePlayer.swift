@@ -1,0 +1,463 @@
+import Foundation
+
+/// The `MediaPlayback` every built-in adapter returns: it owns the contract's semantics once
+/// for all engines and drives a `PlaybackEngine` on its own serial queue.
+///
+/// Public calls only post work to the queue (or read guarded state) and return. Engine reports
+/// arrive through an `EngineSink` and are handled on the same queue, so events are produced in
+/// one place, in order.
+public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
+    // @unchecked: the session variables below are touched only on `queue`; what other threads
+    // read lives in `published`, `clock`, `buffer` and `engineSlot`, which are Locked.
+
+    // MARK: - State other threads read
+
+    private struct Published {
+        var isShutDown = false
+        var isPrepared = false
+        var state: PlaybackState = .stopped
+        var loadState: LoadState = []
+        var duration: TimeInterval = 0
+        var naturalSize: VideoSize = .zero
+        var scalingMode: ScalingMode = .aspectFit
+        var shouldAutoplay = false
+        var rate: Float = 1
+        var volume: Float = 1
+        var generation = 0
+    }
+
+    private let published = Locked(Published())
+    private let clock = PositionClock()
+    private let buffer = Locked(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
+    private let engineSlot: Locked<(any PlaybackEngine)?>
+    private let hub = EventHub()
+    private let queue: DispatchQueue
+    private let presenter: FramePresenter?
+
+    /// The source as resolved.
+    public let source: MediaSource
+    /// The options the player was made with.
+    public let options: PlaybackOptions
+
+    // MARK: - Session state (queue only)
+
+    private enum Phase { case idle, opening, prepared }
+    private enum SeekTarget: Equatable { case time(TimeInterval), end }
+
+    private var engine: (any PlaybackEngine)?
+    private var phase = Phase.idle
+    private var ended = false
+    private var wantsPlay = false
+    private var pendingSeek: SeekTarget?      // asked for before prepared
+    private var seekInFlight: SeekTarget?     // handed to the engine
+    private var queuedSeek: SeekTarget?       // asked for while one was in flight: the last wins
+    private var seekDuringPrepare = false
+    private var stalled = false
+    private var openTimeout: DispatchWorkItem?
+
+    /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
+    public init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+        self.engine = engine
+        self.engineSlot = Locked(engine)
+        self.source = MediaSource(url)
+        self.options = options
+        self.queue = DispatchQueue(label: "playback.\(label)")
+        self.presenter = FramePresenter(output: options.videoOutput, mode: .aspectFit)
+    }
+
+    deinit {
+        // Last reference gone without shutdown(): release the engine here; nothing else can
+        // reach it any more.
+        if !published.get().isShutDown {
+            engine?.close()
+            hub.finish()
+        }
+    }
+
+    // MARK: - MediaPlayback: lifecycle
+
+    public func prepareToPlay() {
+        post { $0.startOpening() }
+    }
+
+    public func play() {
+        post { player in
+            player.wantsPlay = true
+            switch player.phase {
+            case .idle: player.startOpening()
+            case .opening: break
+            case .prepared: player.resume()
+            }
+        }
+    }
+
+    public func pause() {
+        post { player in
+            player.wantsPlay = false
+            guard player.phase == .prepared, player.currentState == .playing else { return }
+            player.engine?.pause()
+            player.clock.setRunning(false)
+            player.setState(.paused)
+        }
+    }
+
+    public func stop() {
+        post { player in
+            guard player.phase != .idle else { return }
+            player.closeSession()
+            player.setState(.stopped)
+            player.hub.send(.finished(.userExited))
+        }
+    }
+
+    public func shutdown() {
+        let first = published.withLock { p -> Bool in
+            defer { p.isShutDown = true }
+            return !p.isShutDown
+        }
+        guard first else { return }
+        queue.async { [self] in
+            if phase != .idle { closeSession() }
+            published.withLock {
+                $0.state = .stopped
+                $0.isPrepared = false
+            }
+            engine = nil
+            engineSlot.set(nil)
+            hub.finish()
+        }
+    }
+
+    // MARK: - MediaPlayback: properties
+
+    public var isPreparedToPlay: Bool { published.get().isPrepared }
+    public var isPlaying: Bool { published.get().state == .playing }
+    public var playbackState: PlaybackState { published.get().state }
+    public var loadState: LoadState { published.get().loadState }
+    public var duration: TimeInterval { published.get().duration }
+    public var naturalSize: VideoSize { published.get().naturalSize }
+    public var playableDuration: TimeInterval { buffer.get().playableDuration }
+    public var bufferingProgress: Int { buffer.get().bufferingProgress }
+    public var numberOfBytesTransferred: Int64 { buffer.get().bytesTransferred }
+
+    public var currentPlaybackTime: TimeInterval {
+        get { clock.read() }
+        set {
+            guard newValue.isFinite else { return }
+            let target = max(0, newValue)
+            post { $0.requestSeek(target) }
+        }
+    }
+
+    public var scalingMode: ScalingMode {
+        get { published.get().scalingMode }
+        set {
+            guard !published.get().isShutDown else { return }
+            published.withLock { $0.scalingMode = newValue }
+            presenter?.scalingMode = newValue
+            post { $0.engine?.setScalingMode(newValue) }
+        }
+    }
+
+    public var shouldAutoplay: Bool {
+        get { published.get().shouldAutoplay }
+        set {
+            guard !published.get().isShutDown else { return }
+            published.withLock { $0.shouldAutoplay = newValue }
+        }
+    }
+
+    public var playbackRate: Float {
+        get { published.get().rate }
+        set {
+            guard newValue.isFinite, newValue > 0, !published.get().isShutDown else { return }
+            published.withLock { $0.rate = newValue }
+            post { player in
+                player.clock.setRate(Double(newValue))
+                if player.phase != .idle { player.engine?.setRate(newValue) }
+            }
+        }
+    }
+
+    public var playbackVolume: Float {
+        get { published.get().volume }
+        set {
+            guard newValue.isFinite, !published.get().isShutDown else { return }
+            let volume = min(1, max(0, newValue))
+            published.withLock { $0.volume = volume }
+            post { player in
+                if player.phase != .idle { player.engine?.setVolume(volume) }
+            }
+        }
+    }
+
+    public func thumbnailAtCurrentTime() -> VideoFrame? {
+        guard let engine = engineSlot.get(), isPreparedToPlay else { return nil }
+        return engine.thumbnail()
+    }
+
+    public var events: AsyncStream<PlaybackEvent> { hub.makeStream() }
+
+    // MARK: - Queue plumbing
+
+    /// Runs `work` on the queue unless the player is shut down.
+    private func post(_ work: @escaping @Sendable (EnginePlayer) -> Void) {
+        guard !published.get().isShutDown else { return }
+        queue.async { [self] in
+            guard !published.get().isShutDown else { return }
+            work(self)
+        }
+    }
+
+    private var currentState: PlaybackState { published.get().state }
+
+    private func setState(_ state: PlaybackState) {
+        let changed = published.withLock { p -> Bool in
+            defer { p.state = state }
+            return p.state != state
+        }
+        if changed { hub.send(.playbackStateChanged(state)) }
+    }
+
+    private func setLoadState(_ state: LoadState) {
+        let changed = published.withLock { p -> Bool in
+            defer { p.loadState = state }
+            return p.loadState != state
+        }
+        if changed { hub.send(.loadStateChanged(state)) }
+    }
+
+    // MARK: - Opening
+
+    private func startOpening() {
+        guard phase == .idle, let engine else { return }
+        if let error = source.precheck(allowedSchemes: options.allowedSchemes) {
+            fail(error)
+            return
+        }
+        let generation = published.withLock { p -> Int in
+            p.generation += 1
+            return p.generation
+        }
+        phase = .opening
+        buffer.set(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
+        let sink = EngineSink(
+            generation: generation, frames: presenter, bufferStatus: buffer,
+            currentGeneration: { [weak self] in self?.published.get().generation ?? -1 },
+            deliver: { [weak self] report, generation in
+                guard let self else { return }
+                self.queue.async { self.handle(report, generation: generation) }
+            })
+        let timeout = DispatchWorkItem { [weak self] in
+            guard let self, self.phase == .opening, self.published.get().generation == generation else { return }
+            let code: PlaybackError.Code = self.source.isFile ? .engine : .network
+            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
+        }
+        openTimeout = timeout
+        queue.asyncAfter(deadline: .now() + options.openTimeout, execute: timeout)
+        engine.open(source, options: options, sink: sink)
+    }
+
+    private func handle(_ report: EngineSink.Report, generation: Int) {
+        guard !published.get().isShutDown, generation == published.get().generation, phase != .idle else { return }
+        switch report {
+        case .prepared(let info): enginePrepared(info)
+        case .failed(let error): fail(error)
+        case .position(let seconds):
+            if phase == .prepared, seekInFlight == nil, !ended { clock.sample(seconds) }
+        case .seekCompleted(let seconds): engineSeekCompleted(seconds)
+        case .ended: engineEnded()
+        case .naturalSize(let size): updateNaturalSize(size, announce: phase == .prepared)
+        case .duration(let seconds):
+            published.withLock { $0.duration = max(0, seconds) }
+            clock.setDuration(seconds)
+        case .stalled(let waiting): updateStalled(waiting)
+        }
+    }
+
+    private func enginePrepared(_ info: EngineMediaInfo) {
+        guard phase == .opening, !seekDuringPrepare else { return }
+        openTimeout?.cancel()
+        openTimeout = nil
+        published.withLock { $0.duration = info.duration }
+        clock.setDuration(info.duration)
+        updateNaturalSize(info.naturalSize, announce: false)
+        let settings = published.get()
+        if settings.rate != 1 { engine?.setRate(settings.rate) }
+        if settings.volume != 1 { engine?.setVolume(settings.volume) }
+        engine?.setScalingMode(settings.scalingMode)
+        if case .time(let target)? = pendingSeek, info.duration <= 0 || target < info.duration {
+            pendingSeek = nil
+            seekDuringPrepare = true
+            seekInFlight = .time(target)
+            clock.jump(to: target, running: false)
+            engine?.seek(to: target, accurate: options.accurateSeek)
+        } else {
+            finishPrepare()
+        }
+    }
+
+    private func finishPrepare() {
+        phase = .prepared
+        let autoplay = wantsPlay || published.get().shouldAutoplay
+        published.withLock {
+            $0.isPrepared = true
+            $0.state = autoplay ? .playing : .paused
+        }
+        setLoadState([.playable, .playthroughOK])
+        let size = naturalSize
+        if !size.isEmpty { hub.send(.naturalSizeAvailable(size)) }
+        hub.send(.preparedToPlay)
+        hub.send(.playbackStateChanged(autoplay ? .playing : .paused))
+        if pendingSeek != nil {
+            // A target at or past the end was asked for before prepare: finish there.
+            pendingSeek = nil
+            finishAtEnd(reportSeek: true)
+            return
+        }
+        if autoplay {
+            engine?.play()
+            clock.setRunning(true)
+        }
+    }
+
+    private func updateNaturalSize(_ size: VideoSize, announce: Bool) {
+        let changed = published.withLock { p -> Bool in
+            defer { p.naturalSize = size }
+            return p.naturalSize != size
+        }
+        if changed, announce, !size.isEmpty { hub.send(.naturalSizeAvailable(size)) }
+    }
+
+    private func updateStalled(_ waiting: Bool) {
+        guard phase == .prepared, waiting != stalled else { return }
+        stalled = waiting
+        setLoadState(waiting ? [.stalled] : [.playable, .playthroughOK])
+        clock.setRunning(!waiting && currentState == .playing && seekInFlight == nil)
+    }
+
+    // MARK: - Playing, ending, failing
+
+    private func resume() {
+        if ended {
+            ended = false
+            setState(.paused)
+            startSeek(.time(0))
+        }
+        guard currentState != .playing else { return }
+        engine?.play()
+        setState(.playing)
+        if seekInFlight == nil, !stalled { clock.setRunning(true) }
+    }
+
+    private func engineEnded() {
+        guard phase == .prepared, !ended else { return }
+        if seekInFlight != nil, queuedSeek != nil { return }  // a later seek moves away from the end
+        finishAtEnd(reportSeek: seekInFlight != nil)
+    }
+
+    /// The end of the media: one `.finished(.playbackEnded)`, state stopped, position at the end.
+    private func finishAtEnd(reportSeek: Bool) {
+        ended = true
+        seekInFlight = nil
+        queuedSeek = nil
+        engine?.pause()
+        let end = duration > 0 ? duration : clock.read()
+        clock.jump(to: end, running: false)
+        if reportSeek { hub.send(.seekCompleted(end)) }
+        setState(.stopped)
+        hub.send(.finished(.playbackEnded))
+    }
+
+    private func fail(_ error: PlaybackError) {
+        PlaybackLog.log(.info, "playback", "failed: \(error)")
+        if phase != .idle { closeSession() }
+        setState(.stopped)
+        hub.send(.finished(.playbackError(error)))
+    }
+
+    /// Ends the session with the engine; the player can be prepared again.
+    private func closeSession() {
+        published.withLock {
+            $0.generation += 1
+            $0.isPrepared = false
+            $0.duration = 0
+            $0.naturalSize = .zero
+        }
+        openTimeout?.cancel()
+        openTimeout = nil
+        engine?.close()
+        phase = .idle
+        ended = false
+        wantsPlay = false
+        pendingSeek = nil
+        seekInFlight = nil
+        queuedSeek = nil
+        seekDuringPrepare = false
+        stalled = false
+        clock.setDuration(0)
+        clock.jump(to: 0, running: false)
+        setLoadState([])
+    }
+
+    // MARK: - Seeking
+
+    private func requestSeek(_ target: TimeInterval) {
+        switch phase {
+        case .idle, .opening:
+            pendingSeek = .time(target)
+            if !seekDuringPrepare { clock.jump(to: target, running: false) }
+        case .prepared:
+            let wanted: SeekTarget = (duration > 0 && target >= duration) ? .end : .time(target)
+            if ended {
+                if wanted == .end { return }
+                ended = false
+                setState(.paused)
+            }
+            if seekInFlight != nil {
+                queuedSeek = wanted
+                if case .time(let t) = wanted { clock.jump(to: t, running: false) }
+            } else {
+                startSeek(wanted)
+            }
+        }
+    }
+
+    private func startSeek(_ target: SeekTarget) {
+        switch target {
+        case .end:
+            finishAtEnd(reportSeek: true)
+        case .time(let seconds):
+            seekInFlight = target
+            clock.jump(to: seconds, running: false)
+            engine?.seek(to: seconds, accurate: options.accurateSeek)
+        }
+    }
+
+    private func engineSeekCompleted(_ reached: TimeInterval) {
+        guard seekInFlight != nil else { return }
+        if seekDuringPrepare {
+            if case .time(let next)? = pendingSeek, duration <= 0 || next < duration {
+                pendingSeek = nil
+                seekInFlight = .time(next)
+                clock.jump(to: next, running: false)
+                engine?.seek(to: next, accurate: options.accurateSeek)
+                return
+            }
+            seekDuringPrepare = false
+            seekInFlight = nil
+            clock.jump(to: reached, running: false)
+            hub.send(.seekCompleted(clock.read()))
+            finishPrepare()
+            return
+        }
+        if let next = queuedSeek {
+            queuedSeek = nil
+            startSeek(next)
+            return
+        }
+        seekInFlight = nil
+        clock.jump(to: reached, running: currentState == .playing && !stalled)
+        hub.send(.seekCompleted(clock.read()))
+    }
+}

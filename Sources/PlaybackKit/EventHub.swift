@@ -1,0 +1,51 @@
+import Foundation
+
+/// Fans events out to every open `AsyncStream`, in the order they are sent.
+final class EventHub: Sendable {
+    private struct State {
+        var continuations: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
+        var nextID = 0
+        var finished = false
+    }
+    private let state = Locked(State())
+
+    /// A new stream that receives every event sent from now on.
+    func makeStream() -> AsyncStream<PlaybackEvent> {
+        let (stream, continuation) = AsyncStream<PlaybackEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id: Int? = state.withLock { state in
+            if state.finished { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.continuations[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sends `event` to every open stream. Yielding under the lock keeps the order the same
+    /// for every listener even if two threads send at once.
+    func send(_ event: PlaybackEvent) {
+        state.withLock { state in
+            for continuation in state.continuations.values { continuation.yield(event) }
+        }
+        PlaybackLog.debug("event \(event)")
+    }
+
+    /// Finishes every stream; later streams finish at once.
+    func finish() {
+        let continuations = state.withLock { state in
+            state.finished = true
+            let all = Array(state.continuations.values)
+            state.continuations.removeAll()
+            return all
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+}

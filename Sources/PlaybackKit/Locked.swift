@@ -1,0 +1,27 @@
+import Foundation
+
+/// A value guarded by a lock, for state that several threads read and write.
+public final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: every access to `value` goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    /// Guards `value`.
+    public init(_ value: Value) { self.value = value }
+
+    /// Runs `body` with exclusive access to the value.
+    @discardableResult
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    /// A copy of the value.
+    public func get() -> Value { withLock { $0 } }
+}
+
+extension Locked {
+    /// Replaces the value.
+    public func set(_ newValue: Value) { withLock { $0 = newValue } }
+}

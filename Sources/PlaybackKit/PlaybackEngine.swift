@@ -1,0 +1,130 @@
+import Foundation
+
+/// What an engine knows once it has opened a source.
+public struct EngineMediaInfo: Sendable, Equatable {
+    /// Seconds; 0 when unknown or live.
+    public var duration: TimeInterval
+    /// Display size with the pixel aspect applied; `.zero` without video.
+    public var naturalSize: VideoSize
+    /// The source has a video stream.
+    public var hasVideo: Bool
+    /// The source has an audio stream.
+    public var hasAudio: Bool
+    /// Makes the description of an opened source.
+    public init(duration: TimeInterval, naturalSize: VideoSize, hasVideo: Bool, hasAudio: Bool) {
+        self.duration = duration
+        self.naturalSize = naturalSize
+        self.hasVideo = hasVideo
+        self.hasAudio = hasAudio
+    }
+}
+
+/// Buffer figures an engine reports while it reads.
+public struct EngineBufferStatus: Sendable, Equatable {
+    /// Media time buffered up to, seconds.
+    public var playableDuration: TimeInterval
+    /// 0...100.
+    public var bufferingProgress: Int
+    /// Bytes read from the source so far.
+    public var bytesTransferred: Int64
+    /// Makes buffer figures.
+    public init(playableDuration: TimeInterval, bufferingProgress: Int, bytesTransferred: Int64) {
+        self.playableDuration = playableDuration
+        self.bufferingProgress = bufferingProgress
+        self.bytesTransferred = bytesTransferred
+    }
+}
+
+/// The primitive operations of one engine, driven by `EnginePlayer`, which owns the
+/// contract's semantics (seek before prepare, last seek wins, restart after the end, stop,
+/// shutdown, autoplay, the smooth position clock, events). An adapter implements only this.
+///
+/// Every method is called on the player's serial queue, one at a time, and must return
+/// without waiting on the engine for long; `thumbnail()` alone may be called from any thread.
+/// Outcomes are reported through the `EngineSink` handed to `open`.
+public protocol PlaybackEngine: AnyObject {
+    /// Starts opening `source`; later reports exactly one of `sink.prepared(_:)` or
+    /// `sink.failed(_:)`. Prepared means paused at the start, with duration and size known
+    /// and the first frame decoded.
+    func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink)
+    /// Starts or resumes playback.
+    func play()
+    /// Pauses, keeping the picture.
+    func pause()
+    /// Seeks (accurately to the frame, or to the keyframe before); reports
+    /// `sink.seekCompleted(_:)` once the frame there is decoded. Called only once prepared,
+    /// also after the end (playback must then work from there). Play/pause state is kept.
+    func seek(to seconds: TimeInterval, accurate: Bool)
+    /// Sets the speed (1 is normal).
+    func setRate(_ rate: Float)
+    /// Sets the volume (0...1).
+    func setVolume(_ volume: Float)
+    /// Applies a scaling mode to a window output (frames are composed by PlaybackKit).
+    func setScalingMode(_ mode: ScalingMode)
+    /// Stops and releases the media; `open` may follow. Reports from before it are ignored.
+    func close()
+    /// The picture on screen now, at natural size; nil without one. Any thread.
+    func thumbnail() -> VideoFrame?
+}
+
+/// How an engine reports to its player. Every method may be called from any thread and
+/// returns at once; reports from a closed session are dropped.
+public final class EngineSink: Sendable {
+    enum Report: Sendable {
+        case prepared(EngineMediaInfo)
+        case failed(PlaybackError)
+        case position(TimeInterval)
+        case seekCompleted(TimeInterval)
+        case ended
+        case naturalSize(VideoSize)
+        case duration(TimeInterval)
+        case stalled(Bool)
+    }
+
+    private let deliver: @Sendable (Report, Int) -> Void
+    private let currentGeneration: @Sendable () -> Int
+    let generation: Int
+    /// Where `.frames` output goes; nil when the player has no frame handler.
+    public let frames: FramePresenter?
+    private let bufferStatus: Locked<EngineBufferStatus>
+
+    init(generation: Int, frames: FramePresenter?, bufferStatus: Locked<EngineBufferStatus>,
+         currentGeneration: @escaping @Sendable () -> Int,
+         deliver: @escaping @Sendable (Report, Int) -> Void) {
+        self.generation = generation
+        self.frames = frames
+        self.bufferStatus = bufferStatus
+        self.currentGeneration = currentGeneration
+        self.deliver = deliver
+    }
+
+    /// True while the session this sink belongs to is open.
+    public var isCurrent: Bool { currentGeneration() == generation }
+
+    /// Opened: paused at the start with the first frame decoded.
+    public func prepared(_ info: EngineMediaInfo) { deliver(.prepared(info), generation) }
+    /// Opening or playback failed.
+    public func failed(_ error: PlaybackError) { deliver(.failed(error), generation) }
+    /// The media time of the picture (or sound) being presented now.
+    public func position(_ seconds: TimeInterval) { deliver(.position(seconds), generation) }
+    /// The last requested seek landed at `seconds`.
+    public func seekCompleted(_ seconds: TimeInterval) { deliver(.seekCompleted(seconds), generation) }
+    /// The end of the media was reached.
+    public func ended() { deliver(.ended, generation) }
+    /// The display size changed.
+    public func naturalSizeChanged(_ size: VideoSize) { deliver(.naturalSize(size), generation) }
+    /// The duration became known or changed.
+    public func durationChanged(_ seconds: TimeInterval) { deliver(.duration(seconds), generation) }
+    /// Playback waits for data (true) or has enough again (false).
+    public func stalled(_ waiting: Bool) { deliver(.stalled(waiting), generation) }
+    /// New buffer figures; stored at once, read by the player's getters.
+    public func bufferChanged(_ status: EngineBufferStatus) {
+        guard isCurrent else { return }
+        bufferStatus.set(status)
+    }
+    /// Presents one natural-size RGBA picture to the `.frames` handler, if any.
+    public func presentFrame(_ pixels: UnsafeRawBufferPointer, size: VideoSize, bytesPerRow: Int, presentationTime: TimeInterval) {
+        guard let frames, isCurrent else { return }
+        frames.present(pixels, size: size, bytesPerRow: bytesPerRow, presentationTime: presentationTime)
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+
+// MARK: - States
+
+/// What the player is doing, as ijkplayer's `IJKMPMoviePlaybackState` names it.
+public enum PlaybackState: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Nothing is playing: before prepare, after `stop()`, after the end or an error.
+    case stopped
+    /// The media is advancing.
+    case playing
+    /// Prepared and holding a frame.
+    case paused
+    /// Playback was interrupted by the system.
+    case interrupted
+    /// Seeking towards a later position.
+    case seekingForward
+    /// Seeking towards an earlier position.
+    case seekingBackward
+
+    /// The state's name, as printed by the command line.
+    public var description: String {
+        switch self {
+        case .stopped: "stopped"
+        case .playing: "playing"
+        case .paused: "paused"
+        case .interrupted: "interrupted"
+        case .seekingForward: "seekingForward"
+        case .seekingBackward: "seekingBackward"
+        }
+    }
+}
+
+/// How far the source is loaded; `[]` means unknown.
+public struct LoadState: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The raw bits.
+    public let rawValue: Int
+    /// Makes a load state from its bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Enough is loaded to start or go on playing.
+    public static let playable = LoadState(rawValue: 1 << 0)
+    /// Enough is buffered to play through without waiting.
+    public static let playthroughOK = LoadState(rawValue: 1 << 1)
+    /// Playback waits for data.
+    public static let stalled = LoadState(rawValue: 1 << 2)
+
+    /// The set members by name, e.g. `[playable, playthroughOK]`.
+    public var description: String {
+        var names: [String] = []
+        if contains(.playable) { names.append("playable") }
+        if contains(.playthroughOK) { names.append("playthroughOK") }
+        if contains(.stalled) { names.append("stalled") }
+        return "[" + names.joined(separator: ", ") + "]"
+    }
+}
+
+/// How a picture is fitted into a viewport of another shape.
+public enum ScalingMode: Sendable, Equatable, Hashable, CaseIterable {
+    /// At natural size, centred; cropped where larger than the viewport, black around it where smaller.
+    case none
+    /// As large as fits whole, aspect kept; black bars on the two other sides.
+    case aspectFit
+    /// Fills the viewport, aspect kept; what overflows is cropped.
+    case aspectFill
+    /// Stretched to the viewport; aspect not kept.
+    case fill
+}
+
+/// Why playback finished.
+public enum FinishReason: Sendable, Equatable {
+    /// The end of the media was reached.
+    case playbackEnded
+    /// The player failed; the error says at which step and why.
+    case playbackError(PlaybackError)
+    /// `stop()` was called.
+    case userExited
+}
+
+// MARK: - Pictures
+
+/// A picture size in pixels.
+public struct VideoSize: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// Makes a size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    /// No picture.
+    public static let zero = VideoSize(width: 0, height: 0)
+    /// True when either side is zero or less.
+    public var isEmpty: Bool { width <= 0 || height <= 0 }
+    /// `WIDTHxHEIGHT`.
+    public var description: String { "\(width)x\(height)" }
+
+    /// The display size of `storage` pixels with the sample (pixel) aspect ratio `num:den`
+    /// applied: the width is stretched or shrunk, the height kept, as players display it.
+    public static func display(storage: VideoSize, pixelAspect num: Int, _ den: Int) -> VideoSize {
+        guard num > 0, den > 0, num != den else { return storage }
+        let width = (Double(storage.width) * Double(num) / Double(den)).rounded()
+        return VideoSize(width: Int(width), height: storage.height)
+    }
+}
+
+/// One picture: 8-bit RGBA, rows top to bottom.
+public struct VideoFrame: Sendable, Equatable {
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// Bytes from the start of one row to the next (at least `width * 4`).
+    public var bytesPerRow: Int
+    /// `bytesPerRow * height` bytes of RGBA.
+    public var pixels: [UInt8]
+    /// Media time of the picture, on the same timeline as `currentPlaybackTime`.
+    public var presentationTime: TimeInterval
+
+    /// Makes a frame from its pixels.
+    public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8], presentationTime: TimeInterval) {
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.pixels = pixels
+        self.presentationTime = presentationTime
+    }
+
+    /// The size of the picture.
+    public var size: VideoSize { VideoSize(width: width, height: height) }
+
+    /// The RGBA of the pixel at column `x`, row `y`.
+    public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
+        let i = y * bytesPerRow + x * 4
+        return (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3])
+    }
+}
+
+// MARK: - Errors
+
+/// Why a player failed: a code to act on, and the step and the engine's own message to read.
+public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Code: String, Sendable, Equatable, Hashable, CaseIterable {
+        /// Nothing at that path, or not a regular file.
+        case sourceNotFound
+        /// Not media, empty, or cut short.
+        case unsupportedFormat
+        /// Refused, unreachable, timed out, or an HTTP error.
+        case network
+        /// The media opened but nothing decodes.
+        case decode
+        /// A scheme or reference the URL policy forbids.
+        case forbiddenURL
+        /// No such backend, or the engine is not installed.
+        case backendUnavailable
+        /// The caller passed something that cannot be used.
+        case invalidArgument
+        /// The engine failed for another reason.
+        case engine
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What failed, with the engine's own words.
+    public var message: String
+
+    /// Makes an error.
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+// MARK: - Events
+
+/// What a player tells its listeners, in order.
+public enum PlaybackEvent: Sendable, Equatable {
+    /// Prepared: duration and size are known and the first frame is ready.
+    case preparedToPlay
+    /// The display size, at prepare and again whenever it changes.
+    case naturalSizeAvailable(VideoSize)
+    /// The playback state changed.
+    case playbackStateChanged(PlaybackState)
+    /// The load state changed.
+    case loadStateChanged(LoadState)
+    /// A seek finished; the position actually reached.
+    case seekCompleted(TimeInterval)
+    /// Playback finished: end of media, an error, or `stop()`.
+    case finished(FinishReason)
+}
+
+// MARK: - Options and outputs
+
+/// Where the picture goes.
+public enum VideoOutput: Sendable {
+    /// Nowhere; video is still decoded and paced, so thumbnails work.
+    case none
+    /// Each presented frame, at natural size, or composed into `viewport` by the scaling mode
+    /// (black where no picture falls).
+    case frames(viewport: VideoSize?, handler: @Sendable (VideoFrame) -> Void)
+    /// An X11 window id to draw into.
+    case window(handle: UInt)
+}
+
+/// Where the sound goes.
+public enum AudioOutput: Sendable, Equatable {
+    /// The system's default audio device.
+    case system
+    /// Discarded; the clock still runs at real time.
+    case null
+}
+
+/// How a player is set up; fixed when it is made.
+public struct PlaybackOptions: Sendable {
+    /// Where the picture goes.
+    public var videoOutput: VideoOutput
+    /// Where the sound goes.
+    public var audioOutput: AudioOutput
+    /// Seeks land on the exact frame (true) or on the nearest keyframe before it (false).
+    public var accurateSeek: Bool = true
+    /// Cap on bytes read ahead of the playing position, also while paused; nil: the engine's default.
+    public var maxBufferBytes: Int? = nil
+    /// Extra HTTP request headers for http(s) sources.
+    public var httpHeaders: [String: String] = [:]
+    /// How long opening may take before it fails with a timeout (seconds).
+    public var openTimeout: TimeInterval = 20
+    /// URL schemes a player may open; anything else fails with `forbiddenURL`.
+    public var allowedSchemes: Set<String> = ["file", "http", "https"]
+
+    /// Options with the given outputs and defaults for the rest.
+    public init(videoOutput: VideoOutput = .none, audioOutput: AudioOutput = .system) {
+        self.videoOutput = videoOutput
+        self.audioOutput = audioOutput
+    }
+}

@@ -1,0 +1,4 @@
+import PlaybackKit
+import PlaybackBackends
+PlaybackBackends.registerBuiltIns()
+for b in Backends.all { print(b.name, b.engineVersion) }
