@@ -1,0 +1,91 @@
+import Foundation
+import PlaybackKit
+
+/// The command line, split into options and operands, read option by option.
+struct Arguments {
+    private(set) var operands: [String] = []
+    private var options: [(name: String, value: String?)] = []
+
+    /// Options that take a value; everything else that starts with `-` is a flag.
+    static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport"]
+
+    /// Splits `words` (without the program name).
+    init(_ words: [String]) throws {
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word == "--" {
+                operands.append(contentsOf: words[index...])
+                break
+            }
+            if word.hasPrefix("-"), word.count > 1, Double(word) == nil {
+                if let equals = word.firstIndex(of: "="), word.hasPrefix("--") {
+                    options.append((String(word[..<equals]), String(word[word.index(after: equals)...])))
+                } else if Self.valued.contains(word) {
+                    guard index < words.count else {
+                        throw PlaybackError(code: .invalidArgument, message: "\(word) needs a value")
+                    }
+                    options.append((word, words[index]))
+                    index += 1
+                } else {
+                    options.append((word, nil))
+                }
+            } else {
+                operands.append(word)
+            }
+        }
+    }
+
+    /// The last value given for any of `names`, or nil.
+    func value(_ names: String...) -> String? {
+        options.last { names.contains($0.name) }?.value
+    }
+
+    /// Every value given for `name`, in order.
+    func values(_ name: String) -> [String] {
+        options.filter { $0.name == name }.compactMap(\.value)
+    }
+
+    /// True when the flag `name` was given.
+    func flag(_ name: String) -> Bool { options.contains { $0.name == name } }
+
+    /// Fails on options the command does not know.
+    func check(known: Set<String>) throws {
+        if let unknown = options.first(where: { !known.contains($0.name) }) {
+            throw PlaybackError(code: .invalidArgument, message: "unknown option \(unknown.name)")
+        }
+    }
+
+    /// The one operand a command needs.
+    func single(_ what: String) throws -> String {
+        guard operands.count == 1 else {
+            throw PlaybackError(code: .invalidArgument, message: operands.isEmpty ? "missing \(what)" : "expected one \(what), got \(operands.count)")
+        }
+        return operands[0]
+    }
+
+    /// `--audio null|system`.
+    func audioOutput() throws -> AudioOutput {
+        switch value("--audio") ?? "system" {
+        case "system": return .system
+        case "null": return .null
+        case let other: throw PlaybackError(code: .invalidArgument, message: "--audio takes null or system, not '\(other)'")
+        }
+    }
+
+    /// A number of seconds given to `name`.
+    func seconds(_ name: String) throws -> TimeInterval? {
+        guard let text = value(name) else { return nil }
+        guard let seconds = TimeInterval(text), seconds.isFinite else {
+            throw PlaybackError(code: .invalidArgument, message: "\(name) takes seconds, not '\(text)'")
+        }
+        return seconds
+    }
+}
+
+/// Formats seconds as `HH:MM:SS`.
+func clockText(_ seconds: TimeInterval) -> String {
+    let whole = max(0, Int(seconds.isFinite ? seconds : 0))
+    return String(format: "%02d:%02d:%02d", whole / 3600, (whole / 60) % 60, whole % 60)
+}

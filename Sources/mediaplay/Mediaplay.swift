@@ -1,0 +1,172 @@
+import Foundation
+import PlaybackBackends
+import PlaybackKit
+
+/// `mediaplay`: plays media and inspects it with any compiled-in engine.
+@main
+struct Mediaplay {
+    static let usage = """
+        usage: mediaplay <command> [--backend NAME] ...
+          backends                                   list the engines compiled in, with versions
+          play [--audio null|system] [--video none|frames] [--quiet] FILE|URL
+                                                     play to the end (space: pause, arrows: seek 5 s, q: quit)
+          info [--json] FILE|URL                     duration and natural size
+          thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
+          conformance [--backend NAME|all] [--json] [--check NAME]...
+                                                     run the conformance suite, print the matrix
+          bench [--backend NAME|all] [--json]        measure each engine against its own player
+        The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
+        """
+
+    static func main() async {
+        PlaybackBackends.registerBuiltIns()
+        var words = Array(CommandLine.arguments.dropFirst())
+        guard let command = words.first else {
+            FileHandle.standardError.write(Data((usage + "\n").utf8))
+            exit(2)
+        }
+        words.removeFirst()
+        do {
+            let arguments = try Arguments(words)
+            let status: Int32
+            switch command {
+            case "backends": status = try listBackends(arguments)
+            case "play": status = try await PlayCommand(arguments).run()
+            case "info": status = try await info(arguments)
+            case "thumbnail": status = try await thumbnail(arguments)
+            case "conformance": status = try await conformance(arguments)
+            case "bench": status = try await bench(arguments)
+            case "help", "--help", "-h":
+                print(usage)
+                status = 0
+            default:
+                throw PlaybackError(code: .invalidArgument, message: "unknown command '\(command)' (try: mediaplay help)")
+            }
+            exit(status)
+        } catch let error as PlaybackError {
+            fail(error.description)
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    /// One line on stderr, exit status 1.
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("mediaplay: error: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
+        exit(1)
+    }
+
+    // MARK: - backends
+
+    static func listBackends(_ arguments: Arguments) throws -> Int32 {
+        try arguments.check(known: [])
+        for backend in Backends.all {
+            print("\(backend.name)\t\(backend.engineVersion)")
+        }
+        return Backends.all.isEmpty ? 1 : 0
+    }
+
+    // MARK: - info
+
+    static func info(_ arguments: Arguments) async throws -> Int32 {
+        try arguments.check(known: ["--backend", "--json"])
+        let source = MediaSource(argument: try arguments.single("FILE or URL"))
+        let backend = try Backends.resolve(arguments.value("--backend"))
+        let player = try backend.makePlayer(url: source.url, options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        defer { player.shutdown() }
+        try await player.prepare()
+        let size = player.naturalSize
+        if arguments.flag("--json") {
+            let object: [String: Any] = [
+                "backend": backend.name,
+                "url": source.url.absoluteString,
+                "duration": player.duration,
+                "width": size.width,
+                "height": size.height,
+                "hasVideo": !size.isEmpty,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("backend:  \(backend.name) (\(backend.engineVersion))")
+            print("source:   \(source.isFile ? source.path : source.url.absoluteString)")
+            print(String(format: "duration: %.3f s (%@)", player.duration, clockText(player.duration)))
+            print("size:     \(size.isEmpty ? "no video" : size.description)")
+        }
+        return 0
+    }
+
+    // MARK: - thumbnail
+
+    static func thumbnail(_ arguments: Arguments) async throws -> Int32 {
+        try arguments.check(known: ["--backend", "--at", "-o", "--output"])
+        let source = MediaSource(argument: try arguments.single("FILE or URL"))
+        guard let output = arguments.value("-o", "--output") else {
+            throw PlaybackError(code: .invalidArgument, message: "thumbnail needs -o OUT.png")
+        }
+        let time = try arguments.seconds("--at") ?? 0
+        guard time >= 0 else { throw PlaybackError(code: .invalidArgument, message: "--at must not be negative") }
+        let player = try Backends.makePlayer(
+            backend: arguments.value("--backend"), url: source.url,
+            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        defer { player.shutdown() }
+        try await player.prepare()
+        if time > 0 {
+            if player.duration > 0, time >= player.duration {
+                throw PlaybackError(code: .invalidArgument, message: String(format: "--at %.3f is past the end (%.3f s)", time, player.duration))
+            }
+            await player.seek(to: time)
+        }
+        guard let frame = player.thumbnailAtCurrentTime() else {
+            throw PlaybackError(code: .decode, message: "thumbnail: \(source.url.lastPathComponent) has no picture at \(time) s")
+        }
+        try frame.pngData().write(to: URL(fileURLWithPath: output))
+        FileHandle.standardError.write(Data(String(format: "mediaplay: wrote %@ (%dx%d, frame at %.3f s)\n", output, frame.width, frame.height, frame.presentationTime).utf8))
+        return 0
+    }
+
+    // MARK: - conformance and bench
+
+    /// The fixtures folder next to the checkout, made on first use.
+    static func fixturesFolder() throws -> URL {
+        let top = packageRoot()
+        let folder = top.appendingPathComponent("Fixtures")
+        let script = top.appendingPathComponent("scripts/make-fixtures.sh")
+        guard FileManager.default.fileExists(atPath: script.path) else {
+            throw PlaybackError(code: .invalidArgument, message: "cannot find scripts/make-fixtures.sh (run mediaplay from the checkout)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script.path, folder.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw PlaybackError(code: .engine, message: "making fixtures failed (\(script.path))")
+        }
+        return folder
+    }
+
+    /// The checkout this binary was built from (found from the working directory upwards).
+    static func packageRoot() -> URL {
+        var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        while folder.path != "/" {
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) { return folder }
+            folder.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }
+
+    static func conformance(_ arguments: Arguments) async throws -> Int32 {
+        try arguments.check(known: ["--backend", "--json", "--check"])
+        let fixtures = try fixturesFolder()
+        let backend = arguments.value("--backend")
+        let checks = arguments.values("--check")
+        return await runConformanceCommand(
+            backendName: backend == "all" ? nil : backend, json: arguments.flag("--json"),
+            fixtures: fixtures, only: checks.isEmpty ? nil : Set(checks))
+    }
+
+    static func bench(_ arguments: Arguments) async throws -> Int32 {
+        try await runBenchCommand(arguments)
+    }
+}

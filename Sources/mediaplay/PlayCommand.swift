@@ -1,0 +1,159 @@
+import Foundation
+import PlaybackKit
+
+/// `mediaplay play`: plays to the end with a live time widget on a terminal (plain progress
+/// lines otherwise); space pauses, the arrow keys seek 5 s, q quits.
+final class PlayCommand: @unchecked Sendable {
+    // @unchecked: mutable state is touched only on `queue`.
+    private let arguments: Arguments
+    private let queue = DispatchQueue(label: "mediaplay.play")
+    private let isTerminal = isatty(STDOUT_FILENO) == 1
+    private let keysEnabled = isatty(STDIN_FILENO) == 1
+    private var savedTerminal = termios()
+    private var rawMode = false
+    private var lastPlainSecond = -1
+
+    init(_ arguments: Arguments) throws {
+        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet"])
+        self.arguments = arguments
+    }
+
+    func run() async throws -> Int32 {
+        let source = MediaSource(argument: try arguments.single("FILE or URL"))
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: try arguments.audioOutput())
+        switch arguments.value("--video") ?? "none" {
+        case "none": break
+        case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
+        case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none or frames, not '\(other)'")
+        }
+        let player = try Backends.makePlayer(backend: arguments.value("--backend"), url: source.url, options: options)
+        let quiet = arguments.flag("--quiet")
+        let events = player.events
+        player.shouldAutoplay = true
+        player.prepareToPlay()
+
+        let ticker = DispatchSource.makeTimerSource(queue: queue)
+        if !quiet {
+            ticker.schedule(deadline: .now() + 0.1, repeating: isTerminal ? 0.1 : 0.25)
+            ticker.setEventHandler { [self] in self.draw(player) }
+            ticker.resume()
+        }
+        let keys = keysEnabled ? startKeys(player) : nil
+        defer {
+            keys?.cancel()
+            ticker.cancel()
+            queue.sync { restoreTerminal() }
+            player.shutdown()
+        }
+
+        for await event in events {
+            switch event {
+            case .finished(.playbackEnded):
+                if !quiet { queue.sync { self.finishLine(player, ended: true) } }
+                return 0
+            case .finished(.userExited):
+                if !quiet { queue.sync { self.finishLine(player, ended: false) } }
+                return 0
+            case .finished(.playbackError(let error)):
+                queue.sync { restoreTerminal() }
+                if isTerminal, !quiet { writeOut("\n") }
+                throw error
+            default:
+                continue
+            }
+        }
+        return 0
+    }
+
+    // MARK: - Widget
+
+    private func widget(_ player: any MediaPlayback) -> String {
+        let position = player.currentPlaybackTime, duration = player.duration
+        let width = 30
+        let filled = duration > 0 ? min(width, Int(Double(width) * position / duration)) : 0
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let state = player.playbackState == .paused ? " (paused)" : ""
+        return "\(clockText(position)) / \(clockText(duration)) [\(bar)]\(state)"
+    }
+
+    private func draw(_ player: any MediaPlayback) {
+        guard player.isPreparedToPlay else { return }
+        if isTerminal {
+            writeOut("\r\u{1B}[K\(widget(player))")
+        } else {
+            let second = Int(player.currentPlaybackTime)
+            guard second != lastPlainSecond else { return }
+            lastPlainSecond = second
+            writeOut("\(clockText(player.currentPlaybackTime)) / \(clockText(player.duration))\n")
+        }
+    }
+
+    private func finishLine(_ player: any MediaPlayback, ended: Bool) {
+        let text = "\(clockText(ended ? player.duration : player.currentPlaybackTime)) / \(clockText(player.duration))"
+        writeOut(isTerminal ? "\r\u{1B}[K\(text)\n" : "\(text)\n")
+    }
+
+    /// Writes straight to stdout, unbuffered, so lines appear as they happen.
+    private func writeOut(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    // MARK: - Keys
+
+    private func startKeys(_ player: any MediaPlayback) -> DispatchSourceRead {
+        queue.sync { enterRawMode() }
+        let source = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: queue)
+        var pending: [UInt8] = []
+        source.setEventHandler {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            let count = read(STDIN_FILENO, &bytes, bytes.count)
+            guard count > 0 else {
+                source.cancel()
+                return
+            }
+            pending.append(contentsOf: bytes[0..<count])
+            while !pending.isEmpty {
+                if pending[0] == 0x1B {
+                    guard pending.count >= 3 else { return }
+                    if pending[1] == 0x5B, pending[2] == 0x43 { Self.seek(player, by: 5) }
+                    if pending[1] == 0x5B, pending[2] == 0x44 { Self.seek(player, by: -5) }
+                    pending.removeFirst(3)
+                    continue
+                }
+                switch pending.removeFirst() {
+                case UInt8(ascii: " "):
+                    if player.isPlaying { player.pause() } else { player.play() }
+                case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03:
+                    player.stop()
+                default:
+                    break
+                }
+            }
+        }
+        source.resume()
+        return source
+    }
+
+    private static func seek(_ player: any MediaPlayback, by delta: TimeInterval) {
+        var target = player.currentPlaybackTime + delta
+        if player.duration > 0 { target = min(target, player.duration) }
+        player.currentPlaybackTime = max(0, target)
+    }
+
+    private func enterRawMode() {
+        guard tcgetattr(STDIN_FILENO, &savedTerminal) == 0 else { return }
+        var raw = savedTerminal
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        if tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 { rawMode = true }
+    }
+
+    private func restoreTerminal() {
+        guard rawMode else { return }
+        tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
+        rawMode = false
+    }
+}

@@ -1,4 +1,0 @@
-import PlaybackKit
-import PlaybackBackends
-PlaybackBackends.registerBuiltIns()
-for b in Backends.all { print(b.name, b.engineVersion) }
