@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
-        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit"]),
+        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance"]),
     ],
     swiftLanguageModes: [.v6]
 )

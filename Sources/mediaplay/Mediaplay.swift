@@ -8,8 +8,9 @@ struct Mediaplay {
     static let usage = """
         usage: mediaplay <command> [--backend NAME] ...
           backends                                   list the engines compiled in, with versions
-          play [--audio null|system] [--video none|frames] [--quiet] FILE|URL
-                                                     play to the end (space: pause, arrows: seek 5 s, q: quit)
+          play [--audio null|system] [--video none|frames] [--quiet] [FILE|URL]
+                                                     play to the end (space: pause, arrows: seek 5 s, q: quit);
+                                                     without a file, a generated sample
           info [--json] FILE|URL                     duration and natural size
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
@@ -154,6 +155,11 @@ struct Mediaplay {
             folder.deleteLastPathComponent()
         }
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }
+
+    /// The generated sample `play` uses when no file is given.
+    static func sampleClip() throws -> URL {
+        try fixturesFolder().appendingPathComponent("frames.mp4")
     }
 
     static func conformance(_ arguments: Arguments) async throws -> Int32 {

@@ -19,8 +19,20 @@ final class PlayCommand: @unchecked Sendable {
     }
 
     func run() async throws -> Int32 {
-        let source = MediaSource(argument: try arguments.single("FILE or URL"))
-        var options = PlaybackOptions(videoOutput: .none, audioOutput: try arguments.audioOutput())
+        let source: MediaSource
+        if arguments.operands.isEmpty {
+            // No file given: the generated sample clip.
+            source = MediaSource(try Mediaplay.sampleClip())
+            FileHandle.standardError.write(Data("mediaplay: playing the sample \(source.path)\n".utf8))
+        } else {
+            source = MediaSource(argument: try arguments.single("FILE or URL"))
+        }
+        var audio = try arguments.audioOutput()
+        if audio == .system, arguments.value("--audio") == nil, !Self.audioDeviceExists() {
+            FileHandle.standardError.write(Data("mediaplay: no audio device found; playing without sound (--audio null)\n".utf8))
+            audio = .null
+        }
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: audio)
         switch arguments.value("--video") ?? "none" {
         case "none": break
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
@@ -63,6 +75,18 @@ final class PlayCommand: @unchecked Sendable {
             }
         }
         return 0
+    }
+
+    /// True when a sound server or an ALSA playback device is there to play to.
+    static func audioDeviceExists() -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["PULSE_SERVER"] != nil { return true }
+        let runtime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
+        for socket in ["pulse/native", "pipewire-0"] where FileManager.default.fileExists(atPath: "\(runtime)/\(socket)") {
+            return true
+        }
+        let devices = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd")) ?? []
+        return devices.contains { $0.hasPrefix("pcm") && $0.hasSuffix("p") }
     }
 
     // MARK: - Widget

@@ -1,0 +1,168 @@
+import Foundation
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+/// Runs the built `mediaplay` binary the way a user does.
+enum CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The checkout (this file is Tests/MediaplayTests/MediaplayTests.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `mediaplay` next to the test bundle in the build folder.
+    static var binary: URL {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while folder.path != "/" {
+            let candidate = folder.appendingPathComponent("mediaplay")
+            if FileManager.default.isExecutableFile(atPath: candidate.path),
+               !folder.path.hasSuffix("Sources") { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return root.appendingPathComponent(".build/debug/mediaplay")
+    }
+
+    /// The fixtures, made on first use.
+    static let fixtures: URL = {
+        let folder = root.appendingPathComponent("Fixtures")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [root.appendingPathComponent("scripts/make-fixtures.sh").path, folder.path]
+        try? process.run()
+        process.waitUntilExit()
+        return folder
+    }()
+
+    /// Runs `mediaplay arguments` with stdin from /dev/null and a time limit.
+    static func run(_ arguments: [String], timeout: TimeInterval = 60, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: Backends.environmentVariable)
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        try process.run()
+        // Read while it runs so a full pipe cannot block it.
+        let outData = Locked(Data()), errData = Locked(Data())
+        let readers = DispatchGroup()
+        for (pipe, store) in [(out, outData), (err, errData)] {
+            DispatchQueue.global().async(group: readers) {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                store.set(data)
+            }
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            _ = done.wait(timeout: .now() + 5)
+            Issue.record("mediaplay \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
+        }
+        readers.wait()
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: outData.get(), as: UTF8.self),
+                      stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+
+    /// The backends this build has, from `mediaplay backends`.
+    static let backends: [String] = {
+        guard let result = try? run(["backends"]), result.status == 0 else { return [] }
+        return result.stdout.split(separator: "\n").compactMap { $0.split(separator: "\t").first.map(String.init) }
+    }()
+}
+
+@Suite(.serialized) struct MediaplayTests {
+    @Test func backendsListsEachWithItsEngineVersion() throws {
+        let result = try CLI.run(["backends"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let fields = line.split(separator: "\t")
+            #expect(fields.count == 2, "\(line)")
+            #expect(fields.last.map { $0.rangeOfCharacter(from: .decimalDigits) != nil } == true, "no version in \(line)")
+        }
+    }
+
+    @Test func unknownBackendIsOneClearLine() throws {
+        let result = try CLI.run(["info", "--backend", "nonesuch", CLI.fixtures.appendingPathComponent("frames.mp4").path])
+        #expect(result.status != 0)
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(result.stderr.contains("nonesuch"))
+        for name in CLI.backends { #expect(result.stderr.contains(name)) }
+    }
+
+    @Test func unknownCommandAndMissingOperandFail() throws {
+        let unknown = try CLI.run(["frobnicate"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("unknown command"))
+        let missing = try CLI.run(["thumbnail", "--at", "1"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test(arguments: CLI.backends)
+    func missingFileIsOneLineAndNonZero(backend: String) throws {
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null", "/nonexistent/clip.mp4"], timeout: 30)
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("sourceNotFound"))
+        #expect(result.stderr.contains("/nonexistent/clip.mp4"))
+    }
+
+    @Test(arguments: CLI.backends)
+    func brokenFileIsOneLineAndNonZero(backend: String) throws {
+        let result = try CLI.run(["info", "--backend", backend, CLI.fixtures.appendingPathComponent("random.mp4").path], timeout: 30)
+        #expect(result.status != 0)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("unsupportedFormat"), "\(result.stderr)")
+    }
+
+    @Test(arguments: CLI.backends)
+    func thumbnailWritesTheFrameAtThatTime(backend: String) throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("mediaplay-\(backend)-\(UUID().uuidString).png")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try CLI.run(["thumbnail", "--backend", backend, "--at", "5", CLI.fixtures.appendingPathComponent("frames.mp4").path, "-o", output.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let frame = try VideoFrame(pngData: Data(contentsOf: output))
+        #expect(frame.size == VideoSize(width: 320, height: 240))
+        #expect(FramePattern.frameNumber(in: frame) == 125, "frame at 5 s of a 25 fps clip")
+    }
+
+    @Test(arguments: CLI.backends)
+    func infoReportsDurationAndSizeAsJSON(backend: String) throws {
+        let result = try CLI.run(["info", "--json", "--backend", backend, CLI.fixtures.appendingPathComponent("anamorphic.mp4").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(object?["width"] as? Int == 480)
+        #expect(object?["height"] as? Int == 240)
+        #expect(abs((object?["duration"] as? Double ?? 0) - 4) < 0.05)
+    }
+
+    @Test(arguments: CLI.backends)
+    func playRunsToTheEndAndExitsZero(backend: String) throws {
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null", CLI.fixtures.appendingPathComponent("short.mp4").path], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+        #expect(result.stdout.contains("00:00:01 / 00:00:03"), "\(result.stdout)")
+    }
+
+    @Test func environmentChoosesTheBackend() throws {
+        guard let last = CLI.backends.last else { return }
+        let result = try CLI.run(["info", CLI.fixtures.appendingPathComponent("frames.mp4").path], environment: ["MEDIAPLAYBACK_BACKEND": last])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("backend:  \(last)"))
+    }
+
+}

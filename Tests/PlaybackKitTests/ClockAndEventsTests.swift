@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import PlaybackKit
+
+@Suite(.serialized) struct PositionClockTests {
+    private func wait(_ seconds: Double) { usleep(useconds_t(seconds * 1_000_000)) }
+
+    @Test func advancesAtTheRateAndHoldsWhenStopped() {
+        let clock = PositionClock()
+        clock.setDuration(100)
+        clock.jump(to: 5, running: true)
+        wait(0.2)
+        clock.sample(5.2)
+        let running = clock.read()
+        #expect(running > 5.15 && running < 5.35)
+        clock.setRunning(false)
+        let held = clock.read()
+        wait(0.1)
+        #expect(clock.read() == held)
+        clock.setRate(2)
+        clock.setRunning(true)
+        wait(0.2)
+        let doubled = clock.read() - held
+        #expect(doubled > 0.3 && doubled < 0.5)
+    }
+
+    @Test func neverRunsBackwardsOnALateSample() {
+        let clock = PositionClock()
+        clock.jump(to: 1, running: true)
+        wait(0.1)
+        let before = clock.read()
+        clock.sample(0.5)  // behind, but within the snap threshold
+        #expect(clock.read() >= before)
+    }
+
+    @Test func stopsRunningPastTheLastSample() {
+        let clock = PositionClock()
+        clock.jump(to: 0, running: true)
+        wait(PositionClock.maximumLead + 0.2)
+        #expect(clock.read() <= PositionClock.maximumLead + 0.01)
+    }
+
+    @Test func clampsToTheDuration() {
+        let clock = PositionClock()
+        clock.setDuration(2)
+        clock.jump(to: 5, running: false)
+        #expect(clock.read() == 2)
+        clock.jump(to: -1, running: false)
+        #expect(clock.read() == 0)
+    }
+}
+
+@Suite struct EventHubTests {
+    @Test func everyStreamGetsEveryEventInOrderAndFinishes() async {
+        let hub = EventHub()
+        let first = hub.makeStream(), second = hub.makeStream()
+        let sent: [PlaybackEvent] = [.preparedToPlay, .playbackStateChanged(.playing), .seekCompleted(2), .finished(.playbackEnded)]
+        for event in sent { hub.send(event) }
+        hub.finish()
+        var a: [PlaybackEvent] = [], b: [PlaybackEvent] = []
+        for await event in first { a.append(event) }
+        for await event in second { b.append(event) }
+        #expect(a == sent)
+        #expect(b == sent)
+        var late: [PlaybackEvent] = []
+        for await event in hub.makeStream() { late.append(event) }
+        #expect(late.isEmpty)
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages PlaybackKit builds, tests and runs with, where missing.
+# Needs root (or sudo). Safe to run again: installs nothing when all is there.
+set -euo pipefail
+packages=(
+  pkg-config libpng-dev python3 ffmpeg
+  # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders, tools
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good gstreamer1.0-libav gstreamer1.0-tools
+  # FFmpeg engine: the libraries, SDL2 audio, X11 for window output
+  libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev
+  libsdl2-dev libx11-dev
+  # libmpv and its player
+  libmpv-dev mpv
+  # libVLC 3 and its player
+  libvlc-dev vlc-plugin-base vlc-bin
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
+"$(dirname "$0")/make-fixtures.sh"
