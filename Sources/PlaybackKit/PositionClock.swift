@@ -14,6 +14,7 @@ final class PositionClock: Sendable {
         var lastSampleWall: Double = 0
         var lastSampleMedia: Double = 0
         var duration: Double = 0
+        var lastJumpWall: Double = -1
     }
 
     /// Samples further than this from the estimate are taken as they are (a discontinuity).
@@ -22,6 +23,9 @@ final class PositionClock: Sendable {
     static let correctionGain = 0.25
     /// Wall seconds the clock may run on past the last engine sample.
     static let maximumLead = 1.0
+    /// Wall seconds after a jump during which a sample far from the new position is taken
+    /// as one sent before the jump, and ignored.
+    static let staleSampleWindow = 0.3
 
     private let state = Locked(State())
 
@@ -58,6 +62,7 @@ final class PositionClock: Sendable {
             let now = Self.now()
             let estimate = Self.estimate(s, at: now)
             let error = media - estimate
+            if abs(error) > Self.snapThreshold, now - s.lastJumpWall < Self.staleSampleWindow { return }
             s.anchorMedia = abs(error) > Self.snapThreshold ? media : estimate + error * Self.correctionGain
             s.anchorWall = now
             s.lastSampleWall = now
@@ -76,6 +81,7 @@ final class PositionClock: Sendable {
             s.lastSampleMedia = value
             s.lastRead = value
             s.running = running
+            s.lastJumpWall = now
         }
     }
 

@@ -67,3 +67,17 @@ import Testing
         #expect(late.isEmpty)
     }
 }
+
+@Suite struct StaleSampleTests {
+    @Test func aSampleFromBeforeASeekDoesNotPullThePositionBack() {
+        let clock = PositionClock()
+        clock.setDuration(10)
+        clock.jump(to: 8, running: true)
+        clock.sample(1.2)  // sent before the seek, arrives after it
+        #expect(clock.read() >= 8)
+        usleep(350_000)
+        clock.sample(8.35)
+        let value = clock.read()
+        #expect(value > 8.2 && value < 8.6)
+    }
+}
