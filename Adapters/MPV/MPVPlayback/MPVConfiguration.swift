@@ -1,0 +1,112 @@
+#if MPV
+import CMPV
+import Foundation
+import PlaybackKit
+
+/// How PlaybackKit's options become mpv options, and mpv's failures `PlaybackError`s.
+enum MPVConfiguration {
+    // MARK: - Core options
+
+    /// The options a core is created with for `source` and `options`, in the order they are set.
+    static func coreOptions(for source: MediaSource, options: PlaybackOptions) -> [(String, String)] {
+        var list: [(String, String)] = [
+            // A quiet, embedded core: no user configuration, scripts, terminal, OSD or input.
+            ("config", "no"),
+            ("terminal", "no"),
+            ("load-scripts", "no"),
+            ("ytdl", "no"),
+            ("osc", "no"),
+            ("osd-level", "0"),
+            ("input-default-bindings", "no"),
+            ("input-vo-keyboard", "no"),
+            ("sub-auto", "no"),
+            ("audio-display", "no"),
+            ("hwdec", "no"),
+            // Prepared means paused at the start; the end pauses on the last frame so that a
+            // seek and play work after it; the core stays alive without a file.
+            ("pause", "yes"),
+            ("keep-open", "yes"),
+            ("idle", "yes"),
+            ("hr-seek", options.accurateSeek ? "yes" : "no"),
+            ("network-timeout", String(max(1, Int(options.openTimeout)))),
+        ]
+        switch options.audioOutput {
+        case .null:
+            // The null output consumes samples at real time, so the clock stays real.
+            list.append(("ao", "null"))
+        case .system:
+            list.append(("audio-fallback-to-null", "yes"))
+        }
+        switch options.videoOutput {
+        case .none, .frames:
+            // Frames go through the software render API, so a picture is always there.
+            list.append(("vo", "libmpv"))
+        case .window(let handle):
+            list.append(("wid", String(handle)))
+            list.append(("force-window", "no"))
+        }
+        if let cap = options.maxBufferBytes, cap > 0 {
+            list.append(("demuxer-max-bytes", String(cap)))
+            list.append(("demuxer-max-back-bytes", "0"))
+            list.append(("stream-buffer-size", String(max(4096, min(cap, 128 * 1024)))))
+        }
+        if source.isHTTP {
+            for (name, value) in options.httpHeaders.sorted(by: { $0.key < $1.key }) {
+                list.append(("http-header-fields-append", "\(name): \(value)"))
+            }
+        }
+        return list
+    }
+
+    /// What `loadfile` is given for `source`.
+    static func loadTarget(for source: MediaSource) -> String {
+        source.isFile ? source.path : source.url.absoluteString
+    }
+
+    /// The mpv property values for a scaling mode of a window output.
+    static func scalingProperties(_ mode: ScalingMode) -> [(String, String)] {
+        switch mode {
+        case .none: [("video-unscaled", "yes"), ("keepaspect", "yes"), ("panscan", "0")]
+        case .aspectFit: [("video-unscaled", "no"), ("keepaspect", "yes"), ("panscan", "0")]
+        case .aspectFill: [("video-unscaled", "no"), ("keepaspect", "yes"), ("panscan", "1")]
+        case .fill: [("video-unscaled", "no"), ("keepaspect", "no"), ("panscan", "0")]
+        }
+    }
+
+    // MARK: - Errors
+
+    /// The error for an MPV_EVENT_END_FILE with reason error, status `status`; `loaded` tells
+    /// whether the file had opened; `detail` is mpv's last error line.
+    static func loadError(status: Int32, source: MediaSource, loaded: Bool, detail: String?) -> PlaybackError {
+        let words = MPVHandle.describe(status) + (detail.map { " (\($0))" } ?? "")
+        let step = loaded ? "play" : "open"
+        let target = source.isFile ? source.path : source.url.absoluteString
+        let message = "\(step): \(target): \(words)"
+        let code: PlaybackError.Code
+        switch status {
+        case MPV_ERROR_UNKNOWN_FORMAT.rawValue, MPV_ERROR_NOTHING_TO_PLAY.rawValue:
+            code = source.isHTTP && looksLikeNetwork(detail) ? .network : .unsupportedFormat
+        case MPV_ERROR_LOADING_FAILED.rawValue:
+            if source.isHTTP {
+                code = .network
+            } else if !FileManager.default.isReadableFile(atPath: source.path) {
+                code = .sourceNotFound
+            } else {
+                code = loaded ? .decode : .unsupportedFormat
+            }
+        case MPV_ERROR_AO_INIT_FAILED.rawValue, MPV_ERROR_VO_INIT_FAILED.rawValue:
+            code = .engine
+        default:
+            code = loaded ? .decode : (source.isHTTP ? .network : .engine)
+        }
+        return PlaybackError(code: code, message: message)
+    }
+
+    /// True when mpv's message speaks of a failed connection or an HTTP error.
+    private static func looksLikeNetwork(_ detail: String?) -> Bool {
+        guard let text = detail?.lowercased() else { return false }
+        return ["http error", "connection", "timed out", "resolve", "network", "refused", "server returned"]
+            .contains { text.contains($0) }
+    }
+}
+#endif

@@ -1,0 +1,183 @@
+#if MPV
+import CMPV
+import Foundation
+import PlaybackKit
+
+/// Owns one `mpv_handle`: created, configured and initialised in `init`, destroyed in
+/// `destroy()` and nowhere else. Every libmpv client call of the adapter goes through it.
+///
+/// Calls from any thread take `lock`, so `destroy()` can never free the handle under a
+/// caller. `waitEvent` alone runs without the lock: only the event thread calls it, and that
+/// same thread is the one that calls `destroy()`.
+final class MPVHandle: @unchecked Sendable {
+    // @unchecked: `raw` is read and cleared under `lock` (waitEvent is the documented
+    // exception, confined to the thread that also destroys), and libmpv allows calls on one
+    // handle from several threads.
+    private let lock = NSLock()
+    private var raw: OpaquePointer?
+    /// The handle for `waitEvent`, kept separately so that waiting needs no lock.
+    private let eventHandle: OpaquePointer
+
+    /// Creates a core, applies `options` (name, value) in order and initialises it.
+    init(options: [(String, String)]) throws(PlaybackError) {
+        guard let handle = mpv_create() else {
+            throw PlaybackError(code: .backendUnavailable, message: "mpv_create: libmpv could not create a player core")
+        }
+        for (name, value) in options {
+            let status = mpv_set_option_string(handle, name, value)
+            if status < 0 {
+                mpv_terminate_destroy(handle)
+                throw PlaybackError(code: .engine, message: "mpv option \(name)=\(value): \(MPVHandle.describe(status))")
+            }
+        }
+        let status = mpv_initialize(handle)
+        if status < 0 {
+            mpv_terminate_destroy(handle)
+            throw PlaybackError(code: .engine, message: "mpv_initialize: \(MPVHandle.describe(status))")
+        }
+        raw = handle
+        eventHandle = handle
+    }
+
+    /// libmpv's text for an error status.
+    static func describe(_ status: Int32) -> String {
+        String(cString: mpv_error_string(status))
+    }
+
+    /// Runs `body` with the live handle, or returns nil once it is destroyed.
+    func withHandle<R>(_ body: (OpaquePointer) -> R) -> R? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let raw else { return nil }
+        return body(raw)
+    }
+
+    // MARK: - Commands and properties
+
+    /// Queues a command; its reply arrives as MPV_EVENT_COMMAND_REPLY with `replyID`.
+    @discardableResult
+    func commandAsync(_ arguments: [String], replyID: UInt64 = 0) -> Int32 {
+        withCStringArray(arguments) { argv in
+            withHandle { mpv_command_async($0, replyID, argv) } ?? MPV_ERROR_UNINITIALIZED.rawValue
+        }
+    }
+
+    /// Runs a command and returns its result node, converted; waits for the core.
+    func commandReturningNode(_ arguments: [String]) -> MPVValue? {
+        withCStringArray(arguments) { argv in
+            withHandle { handle -> MPVValue? in
+                var result = mpv_node()
+                guard mpv_command_ret(handle, argv, &result) >= 0 else { return nil }
+                defer { mpv_free_node_contents(&result) }
+                return MPVValue(result)
+            } ?? nil
+        }
+    }
+
+    /// Sets a flag property without waiting.
+    func setFlagAsync(_ name: String, _ value: Bool) {
+        var flag: Int32 = value ? 1 : 0
+        _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_FLAG, &flag) }
+    }
+
+    /// Sets a floating-point property without waiting.
+    func setDoubleAsync(_ name: String, _ value: Double) {
+        var number = value
+        _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_DOUBLE, &number) }
+    }
+
+    /// Sets a property from its text form without waiting.
+    func setStringAsync(_ name: String, _ value: String) {
+        value.withCString { text in
+            var pointer: UnsafePointer<CChar>? = text
+            _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_STRING, &pointer) }
+        }
+    }
+
+    /// Reads a floating-point property (the core answers at once for these).
+    func getDouble(_ name: String) -> Double? {
+        withHandle { handle -> Double? in
+            var value = 0.0
+            return mpv_get_property(handle, name, MPV_FORMAT_DOUBLE, &value) >= 0 ? value : nil
+        } ?? nil
+    }
+
+    /// Reads an integer property.
+    func getInt(_ name: String) -> Int? {
+        withHandle { handle -> Int? in
+            var value: Int64 = 0
+            return mpv_get_property(handle, name, MPV_FORMAT_INT64, &value) >= 0 ? Int(value) : nil
+        } ?? nil
+    }
+
+    /// Reads a property in its text form.
+    func getString(_ name: String) -> String? {
+        withHandle { handle -> String? in
+            guard let text = mpv_get_property_string(handle, name) else { return nil }
+            defer { mpv_free(text) }
+            return String(cString: text)
+        } ?? nil
+    }
+
+    /// Asks for MPV_EVENT_PROPERTY_CHANGE events of `name` in `format`, tagged with `id`.
+    func observe(_ name: String, format: mpv_format, id: UInt64) {
+        _ = withHandle { mpv_observe_property($0, id, name, format) }
+    }
+
+    /// Asks for log messages at `level` and above as MPV_EVENT_LOG_MESSAGE.
+    func requestLogMessages(level: String) {
+        _ = withHandle { mpv_request_log_messages($0, level) }
+    }
+
+    // MARK: - Events
+
+    /// Waits up to `timeout` seconds for the next event. Event thread only.
+    func waitEvent(timeout: Double) -> mpv_event {
+        mpv_wait_event(eventHandle, timeout).pointee
+    }
+
+    /// Makes a pending `waitEvent` return. Any thread, also the render thread.
+    func wakeup() {
+        _ = withHandle { mpv_wakeup($0) }
+    }
+
+    /// Creates the software render context on this core.
+    func makeSoftwareRenderContext() -> OpaquePointer? {
+        withHandle { handle -> OpaquePointer? in
+            var context: OpaquePointer?
+            let status = pk_mpv_render_api_type_sw().withMemoryRebound(to: CChar.self, capacity: 3) { apiType in
+                var params = [
+                    mpv_render_param(type: MPV_RENDER_PARAM_API_TYPE, data: UnsafeMutableRawPointer(mutating: apiType)),
+                    mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
+                ]
+                return mpv_render_context_create(&context, handle, &params)
+            }
+            if status < 0 {
+                PlaybackLog.log(.warning, "mpv", "mpv_render_context_create(sw): \(MPVHandle.describe(status))")
+                return nil
+            }
+            return context
+        } ?? nil
+    }
+
+    // MARK: - Teardown
+
+    /// Destroys the core (after its render context was freed). Called once, by the event thread.
+    func destroy() {
+        lock.lock()
+        let handle = raw
+        raw = nil
+        lock.unlock()
+        if let handle { mpv_terminate_destroy(handle) }
+    }
+}
+
+/// Calls `body` with a NULL-terminated C array of `strings`, valid during the call.
+func withCStringArray<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    var pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) }
+    pointers.append(nil)
+    return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+}
+#endif

@@ -1,0 +1,412 @@
+#if MPV
+import CMPV
+import Foundation
+import PlaybackKit
+
+/// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer, the
+/// event thread, and the bookkeeping that turns mpv's events into `EngineSink` reports.
+///
+/// Threads: the player queue calls the control methods (they only queue async libmpv calls);
+/// the event thread loops on `mpv_wait_event`, handles every event, and at the end tears the
+/// core down; the render thread draws frames and hands them to `receive(_:)`.
+final class MPVSession: @unchecked Sendable {
+    // @unchecked: the fields under "Event thread state" are touched only by the event thread;
+    // what the player queue and the render thread share with it is in `shared` (Locked); the
+    // handle and the renderer are thread-safe owners.
+
+    /// Ids of observed properties (MPV_EVENT_PROPERTY_CHANGE's reply_userdata).
+    enum Observed: UInt64, CaseIterable {
+        case timePos = 1, pause, eofReached, duration, displayWidth, displayHeight
+        case cacheState, bufferingState, pausedForCache, streamPosition
+
+        var name: String {
+            switch self {
+            case .timePos: "time-pos"
+            case .pause: "pause"
+            case .eofReached: "eof-reached"
+            case .duration: "duration"
+            case .displayWidth: "dwidth"
+            case .displayHeight: "dheight"
+            case .cacheState: "demuxer-cache-state"
+            case .bufferingState: "cache-buffering-state"
+            case .pausedForCache: "paused-for-cache"
+            case .streamPosition: "stream-pos"
+            }
+        }
+
+        var format: mpv_format {
+            switch self {
+            case .timePos, .duration: MPV_FORMAT_DOUBLE
+            case .pause, .eofReached, .pausedForCache: MPV_FORMAT_FLAG
+            case .displayWidth, .displayHeight, .bufferingState, .streamPosition: MPV_FORMAT_INT64
+            case .cacheState: MPV_FORMAT_NODE
+            }
+        }
+    }
+
+    /// Reply ids of async commands at or above this are seeks.
+    private static let seekReplyBase: UInt64 = 1 << 32
+    /// How long a seek or prepare waits for its frame to be drawn before reporting anyway.
+    private static let frameWait: TimeInterval = 2
+
+    /// A seek handed to mpv, from the command to the drawn frame at its target.
+    private struct SeekRequest {
+        let id: UInt64
+        /// New frames drawn when the seek was sent.
+        let framesAtSend: Int
+        var acknowledged = false
+        /// The position mpv reported when playback restarted there.
+        var reached: TimeInterval?
+        var restartedAt: Date?
+    }
+
+    /// State the player queue, the render thread and the event thread share.
+    private struct Shared {
+        var closing = false
+        var newFrames = 0
+        var latestTimePos: TimeInterval = 0
+        var seek: SeekRequest?
+        var nextSeekID = MPVSession.seekReplyBase
+    }
+
+    private let handle: MPVHandle
+    private let renderer: MPVSoftwareRenderer?
+    private let sink: EngineSink
+    private let source: MediaSource
+    private let options: PlaybackOptions
+    private let shared = Locked(Shared())
+    /// The last drawn picture, for thumbnails.
+    let lastFrame = LastFrameStore()
+
+    // MARK: - Event thread state
+
+    private var fileLoaded = false
+    private var restarted = false
+    private var restartedAt: Date?
+    private var prepared = false
+    private var failed = false
+    private var hasVideo = false
+    private var hasAudio = false
+    private var paused = true
+    private var eofReached = false
+    private var duration: TimeInterval = 0
+    private var naturalSize = VideoSize.zero
+    private var lastErrorLine: String?
+    private var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
+
+    // MARK: - Lifecycle
+
+    /// Creates and initialises the core for `source` (and the renderer unless the output is
+    /// a window); `start()` then loads the file.
+    init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) throws(PlaybackError) {
+        self.source = source
+        self.options = options
+        self.sink = sink
+        let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options))
+        self.handle = handle
+        handle.requestLogMessages(level: "error")
+        if case .window = options.videoOutput {
+            renderer = nil
+        } else {
+            guard let context = handle.makeSoftwareRenderContext() else {
+                handle.destroy()
+                throw PlaybackError(code: .engine, message: "open: mpv's software render API is unavailable")
+            }
+            let receiver = MPVPictureReceiver()
+            renderer = MPVSoftwareRenderer(context: context) { picture in receiver.session?.receive(picture) }
+            receiver.session = self
+        }
+        for property in Observed.allCases {
+            handle.observe(property.name, format: property.format, id: property.rawValue)
+        }
+    }
+
+    /// Starts the event thread and loads the source (paused).
+    func start() {
+        let thread = Thread { [self] in runEventLoop() }
+        thread.name = "mpv-events"
+        thread.start()
+        handle.commandAsync(["loadfile", MPVConfiguration.loadTarget(for: source)])
+    }
+
+    /// Ends the session: no more reports; the event thread tears the core down and exits.
+    func close() {
+        shared.withLock { $0.closing = true }
+        lastFrame.clear()
+        handle.wakeup()
+    }
+
+    private var isClosing: Bool { shared.get().closing }
+
+    // MARK: - Controls (player queue)
+
+    /// Pauses or resumes.
+    func setPaused(_ value: Bool) {
+        handle.setFlagAsync("pause", value)
+    }
+
+    /// Seeks to `seconds`, to the exact frame or the keyframe before it.
+    func seek(to seconds: TimeInterval, accurate: Bool) {
+        let id = shared.withLock { state -> UInt64 in
+            let id = state.nextSeekID
+            state.nextSeekID += 1
+            state.seek = SeekRequest(id: id, framesAtSend: state.newFrames)
+            return id
+        }
+        let target = String(format: "%.6f", max(0, seconds))
+        handle.commandAsync(["seek", target, accurate ? "absolute+exact" : "absolute+keyframes"], replyID: id)
+    }
+
+    /// Sets the speed.
+    func setRate(_ rate: Float) { handle.setDoubleAsync("speed", Double(rate)) }
+
+    /// Sets the volume from 0...1 (mpv's scale is 0...100).
+    func setVolume(_ volume: Float) { handle.setDoubleAsync("volume", Double(min(1, max(0, volume))) * 100) }
+
+    /// Applies a scaling mode to a window output.
+    func setScalingMode(_ mode: ScalingMode) {
+        guard case .window = options.videoOutput else { return }
+        for (name, value) in MPVConfiguration.scalingProperties(mode) { handle.setStringAsync(name, value) }
+    }
+
+    /// The picture on screen now: the last drawn one, or for a window a screenshot of the video.
+    func thumbnail() -> VideoFrame? {
+        if renderer != nil { return lastFrame.latest() }
+        return MPVScreenshot.take(from: handle, presentationTime: shared.get().latestTimePos)
+    }
+
+    // MARK: - Render thread
+
+    /// A picture the renderer drew: keep it, present it, count it, and wake the event thread
+    /// when a prepare or a seek waits for it.
+    fileprivate func receive(_ picture: MPVRenderedPicture) {
+        let state = shared.withLock { state -> Shared? in
+            guard !state.closing else { return nil }
+            if picture.isNewFrame { state.newFrames += 1 }
+            return state
+        }
+        guard let state else { return }
+        let time = state.latestTimePos
+        lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        if picture.isNewFrame, sink.frames != nil {
+            sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        }
+        if state.newFrames == 1 || state.seek?.reached != nil { handle.wakeup() }
+    }
+
+    // MARK: - Event thread
+
+    private func runEventLoop() {
+        while !isClosing {
+            let event = handle.waitEvent(timeout: 0.1)
+            if isClosing { break }
+            dispatch(event)
+            checkWaits()
+        }
+        renderer?.stop()
+        handle.destroy()
+    }
+
+    private func dispatch(_ event: mpv_event) {
+        switch event.event_id {
+        case MPV_EVENT_PROPERTY_CHANGE:
+            guard let property = event.data?.assumingMemoryBound(to: mpv_event_property.self).pointee,
+                  let observed = Observed(rawValue: event.reply_userdata) else { return }
+            propertyChanged(observed, property)
+        case MPV_EVENT_FILE_LOADED:
+            fileDidLoad()
+        case MPV_EVENT_PLAYBACK_RESTART:
+            playbackRestarted()
+        case MPV_EVENT_VIDEO_RECONFIG:
+            updateNaturalSize()
+        case MPV_EVENT_COMMAND_REPLY:
+            commandReplied(id: event.reply_userdata, status: event.error)
+        case MPV_EVENT_END_FILE:
+            guard let endFile = event.data?.assumingMemoryBound(to: mpv_event_end_file.self).pointee else { return }
+            fileEnded(endFile)
+        case MPV_EVENT_LOG_MESSAGE:
+            guard let message = event.data?.assumingMemoryBound(to: mpv_event_log_message.self).pointee,
+                  let text = message.text else { return }
+            let prefix = message.prefix.map { String(cString: $0) } ?? "mpv"
+            let line = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
+            lastErrorLine = line
+            PlaybackLog.log(.info, "mpv", "\(prefix): \(line)")
+        default:
+            break
+        }
+    }
+
+    private func fileDidLoad() {
+        fileLoaded = true
+        hasVideo = (handle.getString("vid") ?? "no") != "no"
+        hasAudio = (handle.getString("aid") ?? "no") != "no"
+        duration = max(0, handle.getDouble("duration") ?? 0)
+        PlaybackLog.log(.debug, "mpv", "file loaded: video \(hasVideo), audio \(hasAudio), duration \(duration)")
+    }
+
+    private func playbackRestarted() {
+        if !prepared {
+            restarted = true
+            restartedAt = Date()
+            return
+        }
+        let position = handle.getDouble("time-pos")
+        shared.withLock { state in
+            guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return }
+            let reached = position ?? state.latestTimePos
+            seek.reached = reached
+            seek.restartedAt = Date()
+            state.seek = seek
+            state.latestTimePos = reached
+        }
+    }
+
+    private func commandReplied(id: UInt64, status: Int32) {
+        guard id >= Self.seekReplyBase else {
+            if status < 0 { PlaybackLog.log(.warning, "mpv", "command failed: \(MPVHandle.describe(status))") }
+            return
+        }
+        let failedSeek = shared.withLock { state -> Bool in
+            guard var seek = state.seek, seek.id == id else { return false }
+            if status < 0 {
+                state.seek = nil
+                return true
+            }
+            seek.acknowledged = true
+            state.seek = seek
+            return false
+        }
+        if failedSeek {
+            // mpv refused the seek (e.g. an unseekable stream): it lands where playback is.
+            PlaybackLog.log(.warning, "mpv", "seek: \(MPVHandle.describe(status))")
+            sink.seekCompleted(handle.getDouble("time-pos") ?? shared.get().latestTimePos)
+        }
+    }
+
+    private func fileEnded(_ endFile: mpv_event_end_file) {
+        guard !failed else { return }
+        if endFile.reason == MPV_END_FILE_REASON_ERROR {
+            failed = true
+            sink.failed(MPVConfiguration.loadError(status: endFile.error, source: source, loaded: fileLoaded, detail: lastErrorLine))
+        } else if endFile.reason == MPV_END_FILE_REASON_EOF {
+            if prepared {
+                sink.ended()
+            } else {
+                failed = true
+                let target = MPVConfiguration.loadTarget(for: source)
+                let detail = lastErrorLine.map { ": \($0)" } ?? ""
+                sink.failed(PlaybackError(code: .unsupportedFormat, message: "open: \(target): nothing playable\(detail)"))
+            }
+        }
+    }
+
+    /// Reports what waited on a drawn frame: the prepare, or the seek in flight.
+    private func checkWaits() {
+        let now = Date()
+        if !prepared, !failed, fileLoaded, restarted {
+            let drawn = shared.get().newFrames > 0
+            let waitedTooLong = now.timeIntervalSince(restartedAt ?? now) > Self.frameWait
+            if !hasVideo || renderer == nil || drawn || waitedTooLong {
+                if hasVideo, renderer != nil, !drawn {
+                    PlaybackLog.log(.warning, "mpv", "prepare: no frame drawn within \(Self.frameWait) s")
+                }
+                finishPrepare()
+            }
+        }
+        guard prepared else { return }
+        let completed = shared.withLock { state -> TimeInterval? in
+            guard let seek = state.seek, let reached = seek.reached else { return nil }
+            let drawn = state.newFrames > seek.framesAtSend
+            let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
+            guard !hasVideo || renderer == nil || drawn || waitedTooLong || eofReached else { return nil }
+            state.seek = nil
+            return reached
+        }
+        if let completed {
+            if paused, var frame = lastFrame.latest() {
+                // The drawn picture is the one at the target; it may have been drawn before
+                // the new position reached this thread.
+                frame.presentationTime = completed
+                lastFrame.store(frame)
+            }
+            sink.seekCompleted(completed)
+        }
+    }
+
+    private func finishPrepare() {
+        prepared = true
+        updateNaturalSize()
+        if let known = handle.getDouble("duration"), known > 0 { duration = known }
+        let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
+                                   hasVideo: hasVideo, hasAudio: hasAudio)
+        PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
+        sink.prepared(info)
+    }
+
+    // MARK: - Properties
+
+    private func propertyChanged(_ observed: Observed, _ property: mpv_event_property) {
+        let data = property.data
+        switch observed {
+        case .timePos:
+            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
+            let time = data.load(as: Double.self)
+            shared.withLock { $0.latestTimePos = time }
+            if prepared, !paused, !eofReached, shared.get().seek == nil { sink.position(time) }
+        case .pause:
+            guard property.format == MPV_FORMAT_FLAG, let data else { return }
+            paused = data.load(as: Int32.self) != 0
+        case .eofReached:
+            let reached = property.format == MPV_FORMAT_FLAG && data.map { $0.load(as: Int32.self) != 0 } == true
+            if reached, !eofReached, prepared { sink.ended() }
+            eofReached = reached
+        case .duration:
+            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
+            let seconds = data.load(as: Double.self)
+            if prepared, abs(seconds - duration) > 0.001 { sink.durationChanged(seconds) }
+            duration = seconds
+        case .displayWidth, .displayHeight:
+            updateNaturalSize()
+        case .cacheState:
+            guard property.format == MPV_FORMAT_NODE, let data else { return }
+            let state = MPVValue(data.load(as: mpv_node.self))
+            if let end = state["cache-end"]?.double { buffer.playableDuration = end }
+            reportBuffer()
+        case .bufferingState:
+            guard property.format == MPV_FORMAT_INT64, let data else { return }
+            buffer.bufferingProgress = min(100, max(0, Int(data.load(as: Int64.self))))
+            reportBuffer()
+        case .pausedForCache:
+            guard property.format == MPV_FORMAT_FLAG, let data else { return }
+            if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
+        case .streamPosition:
+            guard property.format == MPV_FORMAT_INT64, let data else { return }
+            // Bytes read so far: the furthest the stream has been read to.
+            buffer.bytesTransferred = max(buffer.bytesTransferred, data.load(as: Int64.self))
+            reportBuffer()
+        }
+    }
+
+    private func reportBuffer() {
+        sink.bufferChanged(buffer)
+    }
+
+    /// Reads the display size (pixel aspect applied) and passes it on when it changed.
+    private func updateNaturalSize() {
+        guard let width = handle.getInt("dwidth"), let height = handle.getInt("dheight"),
+              width > 0, height > 0 else { return }
+        let size = VideoSize(width: width, height: height)
+        guard size != naturalSize else { return }
+        naturalSize = size
+        renderer?.setTargetSize(size)
+        if prepared { sink.naturalSizeChanged(size) }
+    }
+}
+
+/// The render callback's way back to its session, set once the session exists.
+private final class MPVPictureReceiver: @unchecked Sendable {
+    // @unchecked: `session` is written once, before the first picture can be drawn (no file
+    // is loaded until `start()`), and only read afterwards.
+    weak var session: MPVSession?
+}
+#endif

@@ -1,0 +1,173 @@
+#if MPV
+import CMPV
+import Foundation
+import PlaybackKit
+
+/// One picture the renderer drew: RGBA rows (`bytesPerRow` apart) at `size`, valid only
+/// during the call it is handed to. `isNewFrame` is false for redraws of the same frame.
+struct MPVRenderedPicture {
+    let pixels: UnsafeRawBufferPointer
+    let size: VideoSize
+    let bytesPerRow: Int
+    let isNewFrame: Bool
+}
+
+/// The flag libmpv's update callback raises; the callback's context object.
+final class MPVRenderUpdates: @unchecked Sendable {
+    // @unchecked: every field is read and written with `condition` held.
+    let condition = NSCondition()
+    var pending = false
+    var stopping = false
+    var finished = false
+    var targetSize = VideoSize.zero
+
+    /// Called by libmpv (any thread, no libmpv calls allowed): a frame is ready or a redraw is due.
+    func raise() {
+        condition.lock()
+        pending = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Owns one `mpv_render_context` of the software (`sw`) render API and the thread that
+/// renders into memory: every frame mpv presents is drawn at natural size into an RGBA buffer
+/// and handed to `onPicture`. Created before the file is loaded (so mpv's `libmpv` video
+/// output has somewhere to draw); `stop()` ends the thread, unregisters the callback and frees
+/// the context, and must run before the core is destroyed.
+///
+/// The render thread calls only `mpv_render_*` functions and `onPicture`, never other libmpv
+/// functions, as render.h requires.
+final class MPVSoftwareRenderer: @unchecked Sendable {
+    // @unchecked: `context` is used by the render thread until it finishes, then freed by
+    // `stop()` once; the buffer fields are render-thread only; `updates` guards its own fields.
+    private let context: OpaquePointer
+    private let updates = MPVRenderUpdates()
+    private let onPicture: @Sendable (MPVRenderedPicture) -> Void
+    private var buffer: UnsafeMutableRawPointer?
+    private var bufferCapacity = 0
+    private var isStopped = false
+
+    /// Takes ownership of `context` and starts the render thread.
+    init(context: OpaquePointer, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void) {
+        self.context = context
+        self.onPicture = onPicture
+        mpv_render_context_set_update_callback(context, { opaque in
+            guard let opaque else { return }
+            Unmanaged<MPVRenderUpdates>.fromOpaque(opaque).takeUnretainedValue().raise()
+        }, Unmanaged.passUnretained(updates).toOpaque())
+        let thread = Thread { [self] in run() }
+        thread.name = "mpv-render"
+        thread.start()
+    }
+
+    deinit {
+        free(buffer)
+    }
+
+    /// The size pictures are drawn at (the natural size); rendering waits until it is known.
+    func setTargetSize(_ size: VideoSize) {
+        updates.condition.lock()
+        updates.targetSize = size
+        updates.condition.broadcast()
+        updates.condition.unlock()
+    }
+
+    /// Ends the render thread, unregisters the update callback and frees the context.
+    /// Called once, by the event thread, before the core is destroyed.
+    func stop() {
+        guard !isStopped else { return }
+        isStopped = true
+        updates.condition.lock()
+        updates.stopping = true
+        updates.condition.broadcast()
+        while !updates.finished { updates.condition.wait() }
+        updates.condition.unlock()
+        mpv_render_context_set_update_callback(context, nil, nil)
+        mpv_render_context_free(context)
+    }
+
+    // MARK: - Render thread
+
+    private func run() {
+        while true {
+            updates.condition.lock()
+            while !updates.pending && !updates.stopping { updates.condition.wait() }
+            let stopping = updates.stopping
+            updates.pending = false
+            updates.condition.unlock()
+            if stopping { break }
+            let flags = mpv_render_context_update(context)
+            if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 { renderFrame() }
+        }
+        updates.condition.lock()
+        updates.finished = true
+        updates.condition.broadcast()
+        updates.condition.unlock()
+    }
+
+    /// The natural size, waiting up to a second for the event thread to learn it.
+    private func waitForTargetSize() -> VideoSize? {
+        updates.condition.lock()
+        defer { updates.condition.unlock() }
+        let deadline = Date().addingTimeInterval(1)
+        while updates.targetSize.isEmpty && !updates.stopping {
+            if !updates.condition.wait(until: deadline) { break }
+        }
+        return updates.targetSize.isEmpty || updates.stopping ? nil : updates.targetSize
+    }
+
+    private func renderFrame() {
+        var info = mpv_render_frame_info()
+        let infoStatus = withUnsafeMutablePointer(to: &info) { pointer in
+            mpv_render_context_get_info(context, mpv_render_param(type: MPV_RENDER_PARAM_NEXT_FRAME_INFO, data: pointer))
+        }
+        let present = UInt64(MPV_RENDER_FRAME_INFO_PRESENT.rawValue)
+        let redraw = UInt64(MPV_RENDER_FRAME_INFO_REDRAW.rawValue)
+        let isNewFrame = infoStatus >= 0 && info.flags & present != 0 && info.flags & redraw == 0
+
+        guard let size = waitForTargetSize() else {
+            PlaybackLog.log(.warning, "mpv", "render: video size unknown, frame skipped")
+            return
+        }
+        let bytesPerRow = (size.width * 4 + 63) & ~63
+        let byteCount = bytesPerRow * size.height
+        if byteCount > bufferCapacity {
+            free(buffer)
+            buffer = pk_mpv_aligned_alloc(byteCount)
+            bufferCapacity = buffer == nil ? 0 : byteCount
+        }
+        guard let buffer else { return }
+
+        var dimensions: [Int32] = [Int32(size.width), Int32(size.height)]
+        var stride = bytesPerRow
+        let status = dimensions.withUnsafeMutableBufferPointer { dimensionsPointer in
+            withUnsafeMutablePointer(to: &stride) { stridePointer in
+                "rgb0".withCString { format in
+                    var params = [
+                        mpv_render_param(type: MPV_RENDER_PARAM_SW_SIZE, data: dimensionsPointer.baseAddress),
+                        mpv_render_param(type: MPV_RENDER_PARAM_SW_FORMAT, data: UnsafeMutableRawPointer(mutating: format)),
+                        mpv_render_param(type: MPV_RENDER_PARAM_SW_STRIDE, data: stridePointer),
+                        mpv_render_param(type: MPV_RENDER_PARAM_SW_POINTER, data: buffer),
+                        mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
+                    ]
+                    return mpv_render_context_render(context, &params)
+                }
+            }
+        }
+        guard status >= 0 else {
+            PlaybackLog.log(.warning, "mpv", "mpv_render_context_render: \(MPVHandle.describe(status))")
+            return
+        }
+        // "rgb0" leaves the fourth byte undefined: make it opaque alpha.
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        for row in 0..<size.height {
+            let start = row * bytesPerRow
+            for column in 0..<size.width { bytes[start + column * 4 + 3] = 255 }
+        }
+        onPicture(MPVRenderedPicture(
+            pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),
+            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame))
+    }
+}
+#endif
