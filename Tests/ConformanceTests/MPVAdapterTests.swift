@@ -1,0 +1,385 @@
+#if MPV
+import Foundation
+import MPVPlayback
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+// MARK: - Helpers
+
+/// The generated fixtures folder (scripts/make-fixtures.sh).
+private let fixturesFolder = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+private func fixture(_ name: String) throws -> URL {
+    let url = fixturesFolder.appendingPathComponent(name)
+    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
+    return url
+}
+
+/// Records a player's events and lets a test wait, with a timeout, for one that matches.
+private final class EventWatcher: @unchecked Sendable {
+    // @unchecked: `events` and `waiters` are touched only with `lock` held.
+    private let lock = NSLock()
+    private var events: [PlaybackEvent] = []
+    private var waiters: [(id: UUID, match: (PlaybackEvent) -> Bool, from: Int, continuation: CheckedContinuation<PlaybackEvent?, Never>)] = []
+    private var task: Task<Void, Never>?
+
+    init(_ player: any MediaPlayback) {
+        let stream = player.events
+        task = Task { [weak self] in
+            for await event in stream { self?.append(event) }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var all: [PlaybackEvent] { lock.withLock { events } }
+    var count: Int { lock.withLock { events.count } }
+
+    private func append(_ event: PlaybackEvent) {
+        let ready = lock.withLock { () -> [CheckedContinuation<PlaybackEvent?, Never>] in
+            events.append(event)
+            let matched = waiters.filter { $0.match(event) }
+            waiters.removeAll { $0.match(event) }
+            return matched.map(\.continuation)
+        }
+        ready.forEach { $0.resume(returning: event) }
+    }
+
+    /// The first event from index `from` on that matches, waiting up to `timeout` seconds.
+    func wait(from: Int = 0, timeout: TimeInterval, _ match: @escaping (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
+        let id = UUID()
+        return await withCheckedContinuation { continuation in
+            let found = lock.withLock { () -> PlaybackEvent? in
+                if let event = events.dropFirst(from).first(where: match) { return event }
+                waiters.append((id, match, from, continuation))
+                return nil
+            }
+            if let found {
+                continuation.resume(returning: found)
+                return
+            }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                guard let self else { return }
+                let expired = self.lock.withLock { () -> CheckedContinuation<PlaybackEvent?, Never>? in
+                    guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return self.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+
+    func prepared(timeout: TimeInterval = 10) async -> Bool {
+        await wait(timeout: timeout) { event in
+            if case .preparedToPlay = event { return true }
+            if case .finished = event { return true }
+            return false
+        } == .preparedToPlay
+    }
+
+    func seekCompleted(from: Int, timeout: TimeInterval = 5) async -> TimeInterval? {
+        let event = await wait(from: from, timeout: timeout) { if case .seekCompleted = $0 { true } else { false } }
+        if case .seekCompleted(let time)? = event { return time }
+        return nil
+    }
+
+    func finished(from: Int = 0, timeout: TimeInterval) async -> FinishReason? {
+        let event = await wait(from: from, timeout: timeout) { if case .finished = $0 { true } else { false } }
+        if case .finished(let reason)? = event { return reason }
+        return nil
+    }
+}
+
+/// Pairs of (wall time, presentation time, frame) collected from a `.frames` output.
+private final class FrameLog: @unchecked Sendable {
+    // @unchecked: `entries` is touched only with `lock` held.
+    private let lock = NSLock()
+    private var entries: [(wall: TimeInterval, frame: VideoFrame)] = []
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func add(_ frame: VideoFrame) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            entries.append((ProcessInfo.processInfo.systemUptime, frame))
+            let due = waiters.filter { $0.count <= entries.count }
+            waiters.removeAll { $0.count <= entries.count }
+            return due.map(\.continuation)
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    var all: [(wall: TimeInterval, frame: VideoFrame)] { lock.withLock { entries } }
+
+    /// Waits until `count` frames arrived, up to `timeout` seconds.
+    func wait(forCount count: Int, timeout: TimeInterval) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = lock.withLock { () -> Bool in
+                if entries.count >= count { return true }
+                waiters.append((count, continuation))
+                return false
+            }
+            if done { continuation.resume(); return }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                guard let self else { return }
+                let expired = self.lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                    let due = self.waiters.filter { $0.count == count }
+                    self.waiters.removeAll { $0.count == count }
+                    return due.map(\.continuation)
+                }
+                expired.forEach { $0.resume() }
+            }
+        }
+    }
+}
+
+private func makePlayer(_ name: String, video: VideoOutput = .none, audio: AudioOutput = .null,
+                        configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
+    var options = PlaybackOptions(videoOutput: video, audioOutput: audio)
+    configure(&options)
+    return try MPVBackend().makePlayer(url: try fixture(name), options: options)
+}
+
+private let frameTolerance = 1.0 / FramePattern.frameRate + 0.001
+
+// MARK: - Tests
+
+@Suite("MPV adapter", .serialized)
+struct MPVAdapterTests {
+    @Test("backend names itself and its libmpv version")
+    func backendIdentity() {
+        let backend = MPVBackend()
+        #expect(backend.name == "mpv")
+        #expect(backend.engineVersion.hasPrefix("libmpv 2."))
+        Backends.register(backend)
+        #expect(Backends.all.contains { $0.name == "mpv" })
+    }
+
+    @Test("prepare reports duration 10 s and size 320x240, paused at frame 0")
+    func prepareFrames() async throws {
+        let player = try makePlayer("frames.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(abs(player.duration - 10) <= frameTolerance)
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        #expect(player.playbackState == .paused)
+        #expect(player.currentPlaybackTime < 0.05)
+        let thumbnail = try #require(player.thumbnailAtCurrentTime())
+        #expect(thumbnail.size == VideoSize(width: 320, height: 240))
+        #expect(FramePattern.frameNumber(in: thumbnail) == 0)
+    }
+
+    @Test("anamorphic video has its display size 480x240")
+    func anamorphic() async throws {
+        let player = try makePlayer("anamorphic.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(player.naturalSize == VideoSize(width: 480, height: 240))
+        #expect(watcher.all.contains(.naturalSizeAvailable(VideoSize(width: 480, height: 240))))
+        #expect(player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 240))
+    }
+
+    @Test("audio only: prepared without a size or a thumbnail")
+    func audioOnly() async throws {
+        let player = try makePlayer("audio-only.m4a")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(abs(player.duration - 6) < 0.1)
+        #expect(player.naturalSize == .zero)
+        #expect(player.thumbnailAtCurrentTime() == nil)
+    }
+
+    @Test("playing with the null audio output runs at real time")
+    func realTimeClock() async throws {
+        let frames = FrameLog()
+        let player = try makePlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        let start = frames.all.count
+        player.play()
+        // About 2.4 s of frames at 25 per second.
+        await frames.wait(forCount: start + 60, timeout: 6)
+        let played = Array(frames.all.dropFirst(start + 5))  // past the start-up
+        try #require(played.count >= 40, "only \(played.count) frames arrived")
+        let wall = played.last!.wall - played.first!.wall
+        let media = played.last!.frame.presentationTime - played.first!.frame.presentationTime
+        let ratio = media / wall
+        print("mpv real-time ratio: media \(media) s over wall \(wall) s = \(ratio)")
+        #expect(abs(ratio - 1) <= 0.1)
+        #expect(player.currentPlaybackTime > 1.5)
+        #expect(player.isPlaying)
+    }
+
+    @Test("accurate seek to 5.0 shows frame 125 and stays paused")
+    func accurateSeek() async throws {
+        let player = try makePlayer("frames.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        let mark = watcher.count
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await watcher.seekCompleted(from: mark))
+        #expect(abs(reached - 5.0) <= frameTolerance)
+        let thumbnail = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: thumbnail) == 125)
+        #expect(abs(thumbnail.presentationTime - 5.0) <= frameTolerance)
+        #expect(player.playbackState == .paused)
+    }
+
+    @Test("seeks while paused stay paused and show each new frame")
+    func seeksWhilePaused() async throws {
+        let player = try makePlayer("frames.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        for target in [2.0, 7.52, 0.4, 9.0] {
+            let mark = watcher.count
+            player.currentPlaybackTime = target
+            let reached = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for \(target)")
+            #expect(abs(reached - target) <= frameTolerance)
+            let thumbnail = try #require(player.thumbnailAtCurrentTime())
+            #expect(FramePattern.frameNumber(in: thumbnail) == FramePattern.frame(at: target), "at \(target)")
+            #expect(player.playbackState == .paused)
+        }
+        #expect(!watcher.all.contains(.playbackStateChanged(.playing)))
+    }
+
+    @Test("keyframe seek lands on the keyframe before the target")
+    func keyframeSeek() async throws {
+        let player = try makePlayer("frames.mp4") { $0.accurateSeek = false }
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        let mark = watcher.count
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await watcher.seekCompleted(from: mark))
+        #expect(reached <= 5.0 + frameTolerance)
+        let frame = try #require(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)))
+        #expect(frame % 50 == 0, "frame \(frame) is not a keyframe of the 50-frame GOP")
+        #expect(abs(FramePattern.time(ofFrame: frame) - reached) <= frameTolerance)
+    }
+
+    @Test("playing short.mp4 to the end finishes exactly once, and play restarts it")
+    func playToEnd() async throws {
+        let player = try makePlayer("short.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        player.play()
+        let reason = await watcher.finished(timeout: 8)
+        #expect(reason == .playbackEnded)
+        #expect(player.playbackState == .stopped)
+        #expect(abs(player.currentPlaybackTime - 3) < 0.1)
+        // No second finish turns up.
+        let afterEnd = watcher.count
+        let again = await watcher.finished(from: afterEnd, timeout: 1)
+        #expect(again == nil)
+        #expect(watcher.all.filter { $0 == .finished(.playbackEnded) }.count == 1)
+        // play() after the end restarts from 0 and plays.
+        player.play()
+        let playing = await watcher.wait(from: afterEnd, timeout: 3) { $0 == .playbackStateChanged(.playing) }
+        #expect(playing != nil)
+        let restartFrames = await watcher.seekCompleted(from: afterEnd)
+        #expect(restartFrames.map { $0 < 0.1 } == true)
+        let second = await watcher.finished(from: afterEnd, timeout: 8)
+        #expect(second == .playbackEnded)
+    }
+
+    @Test("bad input fails with unsupportedFormat within a few seconds", arguments: ["truncated.mp4", "random.mp4", "text.mp4", "empty.mp4"])
+    func badInput(name: String) async throws {
+        let player = try makePlayer(name)
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        let started = Date()
+        player.prepareToPlay()
+        let reason = try #require(await watcher.finished(timeout: 5), "\(name): no finish within 5 s")
+        guard case .playbackError(let error) = reason else {
+            Issue.record("\(name) finished with \(reason)")
+            return
+        }
+        #expect(error.code == .unsupportedFormat, "\(name): \(error)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(!watcher.all.contains(.finished(.playbackEnded)))
+        #expect(!watcher.all.contains(.preparedToPlay))
+    }
+
+    @Test("a missing file fails with sourceNotFound")
+    func missingFile() async throws {
+        let url = fixturesFolder.appendingPathComponent("no-such-file.mp4")
+        let player = try MPVBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        let reason = await watcher.finished(timeout: 5)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("finished with \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == .sourceNotFound)
+    }
+
+    @Test("frames output delivers natural-size RGBA frames with rising presentation times")
+    func framesOutput() async throws {
+        let frames = FrameLog()
+        let player = try makePlayer("short.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        player.play()
+        await frames.wait(forCount: 30, timeout: 5)
+        let received = frames.all.map(\.frame)
+        try #require(received.count >= 30)
+        #expect(received.allSatisfy { $0.size == VideoSize(width: 320, height: 240) })
+        let times = received.map(\.presentationTime)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "times went backwards: \(times)")
+        #expect(times.last! > times.first! + 0.5)
+        // Frame numbers rise too, and the picture is RGBA (red bottom-left, blue bottom-right).
+        let numbers = received.compactMap(FramePattern.frameNumber(in:))
+        #expect(numbers.count == received.count)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 <= $1 })
+        let sample = received.last!
+        let left = sample.pixel(x: 40, y: 220), right = sample.pixel(x: 280, y: 220)
+        #expect(left.r > 150 && left.b < 100, "bottom left is not red: \(left)")
+        #expect(right.b > 150 && right.r < 100, "bottom right is not blue: \(right)")
+        #expect(sample.pixel(x: 10, y: 10).a == 255)
+        // Presentation times agree with the frame numbers drawn in them.
+        for frame in received.suffix(10) {
+            if let number = FramePattern.frameNumber(in: frame) {
+                #expect(abs(FramePattern.time(ofFrame: number) - frame.presentationTime) <= 2 * frameTolerance,
+                        "frame \(number) stamped \(frame.presentationTime)")
+            }
+        }
+    }
+
+    @Test("size change mid-stream is announced")
+    func sizeChange() async throws {
+        let player = try makePlayer("size-change.ts")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        player.play()
+        let changed = await watcher.wait(timeout: 6) { $0 == .naturalSizeAvailable(VideoSize(width: 480, height: 360)) }
+        #expect(changed != nil)
+        _ = await watcher.finished(timeout: 6)
+        #expect(player.thumbnailAtCurrentTime() == nil || player.naturalSize == VideoSize(width: 480, height: 360))
+    }
+}
+#endif
