@@ -1,15 +1,68 @@
 #if FFmpeg
+import CFFmpeg
 import Foundation
 import PlaybackKit
 
-/// The FFmpeg backend (being written).
+/// The FFmpeg backend: PlaybackKit's own player engine over libavformat, libavcodec,
+/// libswscale, libswresample and libavfilter, with SDL2 for sound.
 public struct FFmpegBackend: PlaybackBackend {
     /// Makes the backend.
     public init() {}
+
+    /// "ffmpeg".
     public var name: String { "ffmpeg" }
-    public var engineVersion: String { "unknown" }
-    public func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
-        throw PlaybackError(code: .backendUnavailable, message: "FFmpeg adapter not built yet")
+
+    /// The FFmpeg release and the libavformat version, e.g.
+    /// "FFmpeg 5.1.6 (libavformat 59.27.100)".
+    public var engineVersion: String {
+        let version = avformat_version()
+        let release = String(cString: pk_av_version_info())
+        return "FFmpeg \(release) (libavformat \(pk_av_version_major(version)).\(pk_av_version_minor(version)).\(pk_av_version_micro(version)))"
     }
+
+    /// A player for `url` driven by an `FFmpegEngine`.
+    public func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
+        EnginePlayer(engine: FFmpegEngine(), url: url, options: options, label: "ffmpeg")
+    }
+}
+
+/// The `PlaybackEngine` over FFmpeg: each `open` starts a new `FFmpegSession`; `close`
+/// aborts it (its threads end and free everything by themselves, without blocking the caller).
+public final class FFmpegEngine: PlaybackEngine {
+    private let session = Locked<FFmpegSession?>(nil)
+
+    /// Makes an engine with nothing open.
+    public init() {
+        av_log_set_level(PlaybackLog.enabled(.debug) ? AV_LOG_INFO : AV_LOG_QUIET)
+    }
+
+    deinit { session.get()?.close() }
+
+    public func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+        let fresh = FFmpegSession(source: source, options: options, sink: sink)
+        let previous = session.withLock { current -> FFmpegSession? in
+            defer { current = fresh }
+            return current
+        }
+        previous?.close()
+        fresh.start()
+    }
+
+    public func play() { session.get()?.play() }
+    public func pause() { session.get()?.pause() }
+    public func seek(to seconds: TimeInterval, accurate: Bool) { session.get()?.seek(to: seconds, accurate: accurate) }
+    public func setRate(_ rate: Float) { session.get()?.setRate(rate) }
+    public func setVolume(_ volume: Float) { session.get()?.setVolume(volume) }
+    public func setScalingMode(_ mode: ScalingMode) { session.get()?.setScalingMode(mode) }
+
+    public func close() {
+        let previous = session.withLock { current -> FFmpegSession? in
+            defer { current = nil }
+            return current
+        }
+        previous?.close()
+    }
+
+    public func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
 }
 #endif

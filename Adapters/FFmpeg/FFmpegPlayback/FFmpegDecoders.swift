@@ -1,0 +1,160 @@
+#if FFmpeg
+import CFFmpeg
+import Foundation
+import PlaybackKit
+
+// MARK: - Decoder threads
+
+extension FFmpegSession {
+    /// Decodes video packets into the video frame queue, dropping what an accurate seek skips.
+    func videoDecodeLoop() {
+        guard let decoder = videoDecoder else { return }
+        var lastTime = -videoFrameDuration
+        decodeLoop(decoder, video: true) { frame, decoderSerial in
+            let time = mediaTime(frame.pointee.best_effort_timestamp, videoTimeBase) ?? (lastTime + videoFrameDuration)
+            lastTime = time
+            return lock.locked {
+                if wouldDiscard(time: time, span: videoFrameDuration, serial: decoderSerial) {
+                    av_frame_unref(frame)
+                    return !aborted
+                }
+                while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
+                if aborted { return false }
+                if decoderSerial != serial {
+                    av_frame_unref(frame)
+                    return true
+                }
+                videoFrames.push(frame, serial: decoderSerial, time: time, duration: videoFrameDuration)
+                videoFramesDecoded += 1
+                presenterWake.broadcast()
+                return true
+            }
+        }
+    }
+
+    /// Decodes audio packets, drops what an accurate seek skips, stretches by the playback
+    /// rate with atempo and queues the frames for the audio output.
+    func audioDecodeLoop() {
+        guard let decoder = audioDecoder else { return }
+        var tempo: TempoFilter?
+        var tempoSerial = -1
+        var tempoStart = 0.0
+        var tempoSamplesOut = 0
+        let stretched = OwnedFrame()
+        var nextTime = 0.0
+        decodeLoop(decoder, video: false) { frame, decoderSerial in
+            let sampleRate = Double(max(1, frame.pointee.sample_rate))
+            let time = mediaTime(frame.pointee.best_effort_timestamp, audioTimeBase) ?? nextTime
+            let span = Double(frame.pointee.nb_samples) / sampleRate
+            nextTime = time + span
+            let (currentRate, discard) = lock.locked { (rate, wouldDiscard(time: time, span: span, serial: decoderSerial)) }
+            if discard {
+                av_frame_unref(frame)
+                return lock.locked { !aborted }
+            }
+            if currentRate == 1 {
+                tempo = nil
+                return pushAudio(frame, serial: decoderSerial, time: time, duration: span, rate: 1)
+            }
+            if tempo == nil || tempo!.rate != currentRate || tempoSerial != decoderSerial || !tempo!.accepts(frame) {
+                tempo = TempoFilter(for: frame, rate: currentRate)
+                tempoSerial = decoderSerial
+                tempoStart = time
+                tempoSamplesOut = 0
+                if tempo == nil { PlaybackLog.log(.warning, "ffmpeg", "atempo: cannot build the filter for rate \(currentRate)") }
+            }
+            guard let filter = tempo, filter.push(frame) else {
+                return pushAudio(frame, serial: decoderSerial, time: time, duration: span, rate: 1)
+            }
+            while filter.pull(into: stretched.frame) {
+                let count = Int(stretched.frame.pointee.nb_samples)
+                let start = tempoStart + Double(tempoSamplesOut) * currentRate / sampleRate
+                tempoSamplesOut += count
+                let covered = Double(count) * currentRate / sampleRate
+                if !pushAudio(stretched.frame, serial: decoderSerial, time: start, duration: covered, rate: currentRate) {
+                    return false
+                }
+            }
+            return true
+        }
+    }
+
+    /// True when a frame at `time` lasting `span` ends before the target of an accurate seek,
+    /// or belongs to an old serial (lock held).
+    private func wouldDiscard(time: Double, span: Double, serial frameSerial: Int) -> Bool {
+        if frameSerial != serial { return true }
+        guard let discardBefore, discardBefore.serial == frameSerial else { return false }
+        return time + span <= discardBefore.time + 0.001
+    }
+
+    /// Queues one audio frame for the output, waiting for room; false when aborted.
+    private func pushAudio(_ frame: UnsafeMutablePointer<AVFrame>, serial frameSerial: Int, time: Double,
+                           duration: Double, rate frameRate: Double) -> Bool {
+        lock.locked {
+            while audioFrames.isFull && !aborted && frameSerial == serial { lock.wait(audioFrameSpace) }
+            if aborted { return false }
+            if frameSerial != serial {
+                av_frame_unref(frame)
+                return true
+            }
+            audioFrames.push(frame, serial: frameSerial, time: time, duration: duration, rate: frameRate)
+            audioFramesDecoded += 1
+            if !prepared || seekInProgress != nil || stalled || !hasVideo { presenterWake.broadcast() }
+            return true
+        }
+    }
+
+    /// Takes the next packet of one stream, waiting for it; nil once aborted.
+    private func nextPacket(video: Bool) -> PacketQueue.Entry? {
+        lock.locked {
+            while !aborted {
+                if let entry = video ? videoPackets.get() : audioPackets.get() {
+                    if !queuesFull { readerWake.broadcast() }
+                    return entry
+                }
+                lock.wait(video ? videoPacketsReady : audioPacketsReady)
+            }
+            return nil
+        }
+    }
+
+    /// The send/receive loop shared by both decoders. A packet from a new serial flushes the
+    /// decoder first; the end-of-stream marker drains it and records that it finished.
+    /// `deliver` takes each decoded frame (and must leave it empty); false stops the loop.
+    private func decodeLoop(_ decoder: CodecDecoder, video: Bool,
+                            deliver: (UnsafeMutablePointer<AVFrame>, Int) -> Bool) {
+        let context = decoder.context
+        let frame = OwnedFrame()
+        var decoderSerial = 0
+        while let entry = nextPacket(video: video) {
+            if entry.serial != decoderSerial {
+                avcodec_flush_buffers(context)
+                decoderSerial = entry.serial
+            }
+            let sent = avcodec_send_packet(context, entry.packet)
+            if let packet = entry.packet { lock.locked { packetPool.give(packet) } }
+            if sent < 0, sent != pk_av_error_eagain(), sent != pk_av_error_eof() {
+                lock.locked { lastDecodeError = sent }
+                PlaybackLog.log(.debug, "ffmpeg", "decode: \(FFmpegErrors.text(sent))")
+            }
+            while true {
+                let status = avcodec_receive_frame(context, frame.frame)
+                if status == pk_av_error_eagain() { break }
+                if status == pk_av_error_eof() {
+                    avcodec_flush_buffers(context)
+                    lock.locked {
+                        if video { videoDecoderFinished = decoderSerial } else { audioDecoderFinished = decoderSerial }
+                        presenterWake.broadcast()
+                    }
+                    break
+                }
+                if status < 0 {
+                    lock.locked { lastDecodeError = status }
+                    break
+                }
+                if !deliver(frame.frame, decoderSerial) { return }
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,288 @@
+#if FFmpeg
+import CFFmpeg
+import Foundation
+import PlaybackKit
+
+// MARK: - The presenter thread
+
+/// What the presenter thread keeps between steps (thread-confined).
+final class PresenterState {
+    /// Converts the picture on screen for `.frames` output (reused buffer).
+    let converter = PictureConverter()
+    /// Draws into an X11 window for `.window` output.
+    var window: WindowOutput?
+    var lastPositionWall = 0.0
+    var lastPosition = 0.0
+    var droppedFrames = 0
+}
+
+extension FFmpegSession {
+    /// Shows pictures when the master clock reaches them (at once for the first picture and
+    /// after a seek, also while paused), drops late ones, reports position samples, prepared,
+    /// seek completion, stalls and the end.
+    func presentLoop() {
+        let state = PresenterState()
+        if case .window(let handle) = options.videoOutput, hasVideo {
+            state.window = WindowOutput(handle: handle)
+            if state.window == nil {
+                PlaybackLog.log(.warning, "ffmpeg", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
+            }
+        }
+        lock.lock()
+        while !aborted {
+            presenterStep(state)
+        }
+        lock.unlock()
+        if state.droppedFrames > 0 {
+            PlaybackLog.log(.debug, "ffmpeg", "dropped \(state.droppedFrames) late frames")
+        }
+    }
+
+    /// One decision of the presenter (lock held; may wait or let go of the lock).
+    private func presenterStep(_ state: PresenterState) {
+        if failureReported {
+            lock.wait(presenterWake)
+            return
+        }
+        var dropped = false
+        while let slot = videoFrames.peek(), slot.serial != serial {
+            videoFrames.pop(into: nil)
+            dropped = true
+        }
+        if dropped { videoFrameSpace.broadcast() }
+
+        // The first picture, and the picture at a seek target, are shown at once, paused or not.
+        let seekHere = seekInProgress.flatMap { $0.serial == serial ? $0 : nil }
+        if hasVideo, let slot = videoFrames.peek(), !firstPictureShown || seekHere != nil {
+            show(slot, state: state)
+            clock.set(slot.time)
+            firstPictureShown = true
+            if seekHere != nil { completeSeek(at: slot.time, state: state) }
+            return
+        }
+        if let seek = seekHere {
+            if !hasVideo, let slot = audioFrames.peek(), slot.serial == serial {
+                clock.set(slot.time)
+                completeSeek(at: slot.time, state: state)
+                return
+            }
+            if readerAtEnd, videoDrained, audioDecoderDoneOrAbsent {
+                // Nothing decodes after the target: land on the end.
+                let reached = duration > 0 ? min(seek.target, duration) : seek.target
+                clock.set(reached)
+                completeSeek(at: reached, state: state)
+                return
+            }
+        }
+        if !prepared {
+            prepareIfReady(state)
+            return
+        }
+        if paused || seekHere != nil {
+            lock.wait(presenterWake)
+            return
+        }
+        if readerAtEnd, videoDrained, audioDrained {
+            finishIfDone(state)
+            return
+        }
+        if updateStall() {
+            lock.wait(presenterWake)
+            return
+        }
+        guard hasVideo else {
+            reportPosition(state)
+            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            return
+        }
+        guard let slot = videoFrames.peek() else {
+            reportPosition(state)
+            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            return
+        }
+        let now = clock.now()
+        let delay = (slot.time - now) / max(clock.speed, 0.01)
+        if delay > 0.001 {
+            reportPosition(state)
+            lock.wait(presenterWake, until: monotonicNow() + min(delay, 0.25))
+            return
+        }
+        if let next = videoFrames.peek(1), next.serial == serial, next.time <= now {
+            // Late: the next picture is due as well, so this one is never shown.
+            videoFrames.pop(into: nil)
+            videoFrameSpace.broadcast()
+            state.droppedFrames += 1
+            return
+        }
+        show(slot, state: state)
+        reportPosition(state)
+    }
+
+    // MARK: - Milestones
+
+    private var videoDrained: Bool {
+        !hasVideo || (videoDecoderFinished == serial && videoFrames.isEmpty)
+    }
+
+    private var audioDecoderDoneOrAbsent: Bool {
+        !hasAudio || (audioDecoderFinished == serial && audioFrames.isEmpty)
+    }
+
+    private var audioDrained: Bool { audioDecoderDoneOrAbsent && !audioOutputBusy }
+
+    private func completeSeek(at reached: Double, state: PresenterState) {
+        seekInProgress = nil
+        state.lastPosition = reached
+        state.lastPositionWall = monotonicNow()
+        sink.seekCompleted(max(0, reached))
+        audioOutputWake.broadcast()
+    }
+
+    /// Reports prepared once the first picture is shown and audio is primed; fails with a
+    /// decode error when the streams ended without a single frame.
+    private func prepareIfReady(_ state: PresenterState) {
+        let videoReady = !hasVideo || firstPictureShown || videoDecoderFinished == serial
+        let audioReady = !hasAudio || !audioFrames.isEmpty || audioDecoderFinished == serial
+        guard videoReady, audioReady else {
+            lock.wait(presenterWake)
+            return
+        }
+        if !firstPictureShown, audioFrames.isEmpty {
+            failureReported = true
+            let reason = lastDecodeError < 0 ? FFmpegErrors.text(lastDecodeError) : "no frame could be decoded"
+            let error = PlaybackError(code: .decode, message: "decode: \(location): \(reason)")
+            lock.unlock()
+            fail(error)
+            lock.lock()
+            return
+        }
+        if !hasVideo, let slot = audioFrames.peek() { clock.set(slot.time) }
+        prepared = true
+        clock.setRunning(!paused)
+        state.lastPosition = clock.now()
+        let size = firstPictureShown ? pictureLock.withLock { naturalSize } : .zero
+        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: size,
+                                      hasVideo: firstPictureShown, hasAudio: hasAudio))
+        audioOutputWake.broadcast()
+    }
+
+    /// At the end of input: waits out the last picture's duration, then reports the end once.
+    private func finishIfDone(_ state: PresenterState) {
+        guard !endedReported else {
+            lock.wait(presenterWake)
+            return
+        }
+        if hasVideo {
+            let end = shownTime + shownDuration
+            let remaining = (end - clock.now()) / max(clock.speed, 0.01)
+            if remaining > 0.001 {
+                reportPosition(state)
+                lock.wait(presenterWake, until: monotonicNow() + min(remaining, 0.25))
+                return
+            }
+        }
+        endedReported = true
+        reportPosition(state, force: true)
+        sink.ended()
+    }
+
+    /// Enters or leaves the stalled state (playing, queues dry, input not at its end).
+    /// Returns true while stalled.
+    private func updateStall() -> Bool {
+        let dry: Bool
+        let refilled: Bool
+        if hasVideo {
+            dry = videoFrames.isEmpty && videoPackets.isEmpty
+            refilled = videoPackets.duration >= 1 || !videoFrames.isEmpty && videoPackets.count > 0
+        } else {
+            dry = audioFrames.isEmpty && audioPackets.isEmpty && !audioOutputBusy
+            refilled = audioPackets.duration >= 1
+        }
+        let full = videoPackets.bytes + audioPackets.bytes >= maxBufferBytes / 2
+        if stalled {
+            if readerAtEnd || refilled || full {
+                stalled = false
+                clock.setRunning(!paused)
+                sink.stalled(false)
+                return false
+            }
+            return true
+        }
+        if dry, !readerAtEnd {
+            stalled = true
+            clock.setRunning(false)
+            sink.stalled(true)
+            return true
+        }
+        return false
+    }
+
+    /// Sends a position sample from the master clock, at most ten a second (lock held).
+    private func reportPosition(_ state: PresenterState, force: Bool = false) {
+        let wall = monotonicNow()
+        guard force || wall - state.lastPositionWall >= 0.1 else { return }
+        state.lastPositionWall = wall
+        let position = max(state.lastPosition, clock.now())
+        state.lastPosition = position
+        sink.position(max(0, position))
+    }
+
+    // MARK: - Showing a picture
+
+    /// Makes `slot` the picture on screen: moves it into `displayed` (and updates the
+    /// natural size), then converts it only for an output that wants pixels.
+    private func show(_ slot: FrameQueue.Slot, state: PresenterState) {
+        var newSize: VideoSize?
+        pictureLock.lock()
+        videoFrames.pop(into: displayed.frame)
+        displayedTime = slot.time
+        let frame = displayed.frame.pointee
+        let aspect = frame.sample_aspect_ratio.num > 0 ? frame.sample_aspect_ratio : videoAspect
+        let size = Self.displaySize(width: frame.width, height: frame.height, aspect: aspect)
+        if size != naturalSize {
+            naturalSize = size
+            newSize = size
+        }
+        pictureLock.unlock()
+        videoFrameSpace.broadcast()
+        shownTime = slot.time
+        shownDuration = slot.duration
+        if let newSize, prepared { sink.naturalSizeChanged(newSize) }
+        let framesWanted = sink.frames != nil
+        guard framesWanted || state.window != nil else { return }
+        let mode = scalingMode
+        // Convert without the session lock: only this thread writes `displayed`.
+        lock.unlock()
+        if framesWanted {
+            let rowBytes = size.width * 4
+            let buffer = state.converter.reserve(rowBytes * size.height)
+            if state.converter.convert(displayed.frame, width: size.width, height: size.height,
+                                       format: AV_PIX_FMT_RGBA, into: buffer, bytesPerRow: rowBytes) {
+                sink.presentFrame(UnsafeRawBufferPointer(start: buffer, count: rowBytes * size.height),
+                                  size: size, bytesPerRow: rowBytes, presentationTime: max(0, slot.time))
+            }
+        }
+        state.window?.draw(displayed.frame, naturalSize: size, mode: mode)
+        lock.lock()
+    }
+
+    // MARK: - Thumbnail
+
+    /// The picture on screen as RGBA at natural size (converted now, on the caller's thread).
+    func thumbnail() -> VideoFrame? {
+        pictureLock.lock()
+        defer { pictureLock.unlock() }
+        guard displayed.hasData, !naturalSize.isEmpty else { return nil }
+        let size = naturalSize
+        let rowBytes = size.width * 4
+        var pixels = [UInt8](repeating: 0, count: rowBytes * size.height)
+        let converted = pixels.withUnsafeMutableBytes { out in
+            thumbnailConverter.convert(displayed.frame, width: size.width, height: size.height,
+                                       format: AV_PIX_FMT_RGBA, into: out.baseAddress!, bytesPerRow: rowBytes)
+        }
+        guard converted else { return nil }
+        return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: pixels,
+                          presentationTime: max(0, displayedTime))
+    }
+}
+#endif

@@ -1,0 +1,249 @@
+#if FFmpeg
+import CFFmpeg
+import Foundation
+import PlaybackKit
+
+// MARK: - The read thread
+
+extension FFmpegSession {
+    /// Opens the source, starts the other threads, then demuxes into the packet queues until
+    /// closed. At the end it waits for the other threads and closes the audio device, so the
+    /// handles are freed with the session, after every user of them has stopped.
+    func readLoop() {
+        defer { shutDownThreads() }
+        do throws(PlaybackError) {
+            try openSource()
+        } catch {
+            fail(error)
+            return
+        }
+        guard let format else { return }
+        startWorkers()
+        var lastStatus = 0.0
+        while true {
+            // Wait until there is something to do: a seek, room in the queues, or the end.
+            var pendingSeek: SeekRequest?
+            let keepGoing = lock.locked { () -> Bool in
+                while true {
+                    if aborted { return false }
+                    if let request = seekRequest {
+                        seekRequest = nil
+                        pendingSeek = request
+                        return true
+                    }
+                    if !readerAtEnd && !queuesFull { return true }
+                    lock.wait(readerWake)
+                }
+            }
+            guard keepGoing else { return }
+            if let pendingSeek {
+                performSeek(pendingSeek, in: format)
+                continue
+            }
+            let packet = lock.locked { packetPool.take() }
+            let status = av_read_frame(format.context, packet)
+            if status < 0 {
+                lock.locked { packetPool.give(packet) }
+                if interrupt.isRaised { return }
+                let atEnd = status == pk_av_error_eof() || (format.context.pointee.pb.map { avio_feof($0) != 0 } ?? false)
+                if !atEnd && source.isHTTP {
+                    fail(FFmpegErrors.map(status, step: "read", location: location, isNetwork: true))
+                    return
+                }
+                if !atEnd {
+                    PlaybackLog.log(.warning, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); playing what was read")
+                }
+                markEndOfInput()
+                reportBuffer(format: format)
+                continue
+            }
+            queue(packet)
+            let now = monotonicNow()
+            if now - lastStatus >= 0.25 {
+                lastStatus = now
+                reportBuffer(format: format)
+            }
+        }
+    }
+
+    /// True when the read-ahead bound is reached (lock held): the byte cap, or every stream
+    /// holding `readAheadSeconds` of media.
+    var queuesFull: Bool {
+        if videoPackets.bytes + audioPackets.bytes >= maxBufferBytes { return true }
+        let videoEnough = !hasVideo || videoPackets.duration >= Self.readAheadSeconds
+        let audioEnough = !hasAudio || audioPackets.duration >= Self.readAheadSeconds
+        return videoEnough && audioEnough
+    }
+
+    // MARK: - Opening
+
+    private func openSource() throws(PlaybackError) {
+        let input = try FormatInput(location: location, isNetwork: !source.isFile,
+                                    headers: options.httpHeaders, interrupt: interrupt)
+        try input.findStreamInfo(location: location, isNetwork: !source.isFile)
+        let context = input.context
+        if context.pointee.start_time != pk_av_nopts_value() {
+            startTime = Double(context.pointee.start_time) / Double(pk_av_time_base())
+        }
+        if context.pointee.duration != pk_av_nopts_value(), context.pointee.duration > 0 {
+            duration = Double(context.pointee.duration) / Double(pk_av_time_base())
+        }
+        format = input
+
+        var videoIndex = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        if videoIndex >= 0, (input.stream(videoIndex).pointee.disposition & AV_DISPOSITION_ATTACHED_PIC) != 0 {
+            videoIndex = -1  // cover art, not a video
+        }
+        let audioIndex = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, videoIndex >= 0 ? videoIndex : -1, nil, 0)
+        guard videoIndex >= 0 || audioIndex >= 0 else {
+            throw PlaybackError(code: .unsupportedFormat, message: "find stream info: \(location): no audio or video stream")
+        }
+        var firstError: PlaybackError?
+        if videoIndex >= 0 {
+            let stream = input.stream(videoIndex)
+            do throws(PlaybackError) {
+                videoDecoder = try CodecDecoder(stream: stream)
+                videoStreamIndex = videoIndex
+                videoTimeBase = stream.pointee.time_base
+                let guessed = av_guess_frame_rate(context, stream, nil)
+                if guessed.num > 0, guessed.den > 0 { videoFrameDuration = Double(guessed.den) / Double(guessed.num) }
+                videoAspect = av_guess_sample_aspect_ratio(context, stream, nil)
+                naturalSize = Self.displaySize(width: stream.pointee.codecpar.pointee.width,
+                                               height: stream.pointee.codecpar.pointee.height,
+                                               aspect: videoAspect)
+            } catch { firstError = error }
+        }
+        if audioIndex >= 0 {
+            let stream = input.stream(audioIndex)
+            do throws(PlaybackError) {
+                audioDecoder = try CodecDecoder(stream: stream)
+                audioStreamIndex = audioIndex
+                audioTimeBase = stream.pointee.time_base
+            } catch { firstError = firstError ?? error }
+        }
+        guard hasVideo || hasAudio else {
+            throw firstError ?? PlaybackError(code: .unsupportedFormat, message: "open decoder: \(location): no decodable stream")
+        }
+        if let firstError {
+            PlaybackLog.log(.warning, "ffmpeg", "\(firstError); playing the other stream")
+        }
+        // Packets of streams nobody plays are not demuxed at all.
+        for index in 0..<Int32(context.pointee.nb_streams) where index != videoStreamIndex && index != audioStreamIndex {
+            input.stream(index).pointee.discard = AVDISCARD_ALL
+        }
+    }
+
+    /// The display size of `width`x`height` storage pixels with the sample aspect applied.
+    static func displaySize(width: Int32, height: Int32, aspect: AVRational) -> VideoSize {
+        VideoSize.display(storage: VideoSize(width: Int(width), height: Int(height)),
+                          pixelAspect: Int(aspect.num), Int(aspect.den))
+    }
+
+    private func startWorkers() {
+        if hasAudio, let decoder = audioDecoder {
+            let renderer = AudioRenderer(session: self, sourceRate: decoder.context.pointee.sample_rate,
+                                         sourceChannels: decoder.context.pointee.ch_layout.nb_channels)
+            audioOutput = renderer
+            renderer.start()
+            spawn("ffmpeg.audio-decode") { $0.audioDecodeLoop() }
+        }
+        if hasVideo {
+            spawn("ffmpeg.video-decode") { $0.videoDecodeLoop() }
+        }
+        spawn("ffmpeg.present") { $0.presentLoop() }
+    }
+
+    /// After close: waits for the other threads, then closes the audio device before the
+    /// handles go away with the session.
+    private func shutDownThreads() {
+        lock.locked {
+            aborted = true
+            wakeAll()
+        }
+        threads.wait()
+        audioOutput?.stop()
+    }
+
+    // MARK: - Reading
+
+    /// Hands `packet` to its stream's queue (or back to the pool).
+    private func queue(_ packet: UnsafeMutablePointer<AVPacket>) {
+        let index = packet.pointee.stream_index
+        lock.locked {
+            if index == videoStreamIndex {
+                var seconds = Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase)
+                if seconds <= 0 { seconds = videoFrameDuration }
+                if let time = mediaTime(packet.pointee.pts, videoTimeBase) {
+                    videoPackets.lastQueuedTime = max(videoPackets.lastQueuedTime, time + seconds)
+                }
+                videoPackets.put(packet, serial: serial, packetDuration: seconds)
+                videoPacketsReady.broadcast()
+            } else if index == audioStreamIndex {
+                let seconds = Double(packet.pointee.duration) * pk_av_q2d(audioTimeBase)
+                if let time = mediaTime(packet.pointee.pts, audioTimeBase) {
+                    audioPackets.lastQueuedTime = max(audioPackets.lastQueuedTime, time + max(0, seconds))
+                }
+                audioPackets.put(packet, serial: serial, packetDuration: max(0, seconds))
+                audioPacketsReady.broadcast()
+            } else {
+                packetPool.give(packet)
+            }
+            if stalled { presenterWake.broadcast() }
+        }
+    }
+
+    /// Queues the end-of-stream markers that make the decoders drain.
+    private func markEndOfInput() {
+        lock.locked {
+            readerAtEnd = true
+            if hasVideo {
+                videoPackets.put(nil, serial: serial, packetDuration: 0)
+                videoPacketsReady.broadcast()
+            }
+            if hasAudio {
+                audioPackets.put(nil, serial: serial, packetDuration: 0)
+                audioPacketsReady.broadcast()
+            }
+            presenterWake.broadcast()
+        }
+    }
+
+    /// Seeks the demuxer back to the keyframe at or before the target, flushes every queue
+    /// under a new serial and tells the decoders and the presenter what to wait for.
+    private func performSeek(_ request: SeekRequest, in format: FormatInput) {
+        let timestamp = Int64(((request.target + startTime) * Double(pk_av_time_base())).rounded())
+        let status = avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
+        if status < 0 {
+            PlaybackLog.log(.warning, "ffmpeg", "seek: \(location): \(FFmpegErrors.text(status))")
+        }
+        lock.locked {
+            videoPackets.flush(into: packetPool)
+            audioPackets.flush(into: packetPool)
+            videoFrames.flush()
+            audioFrames.flush()
+            serial += 1
+            videoPackets.lastQueuedTime = request.target
+            audioPackets.lastQueuedTime = request.target
+            seekInProgress = SeekInProgress(serial: serial, target: request.target, accurate: request.accurate)
+            discardBefore = request.accurate ? (serial, request.target) : nil
+            readerAtEnd = false
+            endedReported = false
+            wakeAll()
+        }
+    }
+
+    /// Publishes the buffer figures: buffered-to time, fill level and bytes read.
+    private func reportBuffer(format: FormatInput) {
+        let status = lock.locked { () -> EngineBufferStatus in
+            var buffered = max(hasVideo ? videoPackets.lastQueuedTime : 0, hasAudio ? audioPackets.lastQueuedTime : 0)
+            if readerAtEnd, duration > 0 { buffered = duration }
+            if duration > 0 { buffered = min(buffered, duration) }
+            let ahead = max(0, buffered - clock.now())
+            let progress = readerAtEnd ? 100 : min(100, Int(ahead / Self.highWaterSeconds * 100))
+            return EngineBufferStatus(playableDuration: buffered, bufferingProgress: progress,
+                                      bytesTransferred: format.bytesRead)
+        }
+        sink.bufferChanged(status)
+    }
+}
+#endif

@@ -1,0 +1,226 @@
+#if FFmpeg
+import CFFmpeg
+import Foundation
+import PlaybackKit
+
+/// One opened source and the threads that play it (ffplay's VideoState): the read thread
+/// (which also opens), a video and an audio decoder thread, the video presenter and the audio
+/// output. Made by `FFmpegEngine.open`, ended by `close()`; the last thread to finish drops
+/// the last reference and every handle is freed.
+final class FFmpegSession: @unchecked Sendable {
+    // @unchecked: state shared between threads is guarded by `lock` (see "Shared state");
+    // the handles under "Thread-owned" are used by one thread each once the threads run;
+    // `displayed`, `naturalSize` and `thumbnailConverter` are guarded by `pictureLock`.
+
+    let source: MediaSource
+    let options: PlaybackOptions
+    let sink: EngineSink
+    let location: String
+    let interrupt = InterruptFlag()
+    let lock = SessionLock()
+    let threads = DispatchGroup()
+
+    // MARK: - Conditions (all bound to `lock`)
+
+    let readerWake: SessionLock.Condition
+    let videoPacketsReady: SessionLock.Condition
+    let audioPacketsReady: SessionLock.Condition
+    let videoFrameSpace: SessionLock.Condition
+    let audioFrameSpace: SessionLock.Condition
+    let presenterWake: SessionLock.Condition
+    let audioOutputWake: SessionLock.Condition
+
+    // MARK: - Shared state (guarded by `lock`)
+
+    /// A pending seek handed from the engine to the read thread.
+    struct SeekRequest { var target: Double; var accurate: Bool }
+    /// A seek the read thread carried out, waiting for its frame to be presented.
+    struct SeekInProgress { var serial: Int; var target: Double; var accurate: Bool }
+
+    var aborted = false
+    var paused = true
+    var rate: Double = 1
+    var volume: Double = 1
+    var clock = MediaClock()
+    /// Raised by every seek; packets and frames from an older serial are dropped.
+    var serial = 0
+    var seekRequest: SeekRequest?
+    var seekInProgress: SeekInProgress?
+    /// Decoders drop frames that end before this (accurate seeks), for its serial.
+    var discardBefore: (serial: Int, time: Double)?
+    var readerAtEnd = false
+    var prepared = false
+    var firstPictureShown = false
+    var endedReported = false
+    var stalled = false
+    let packetPool = PacketPool()
+    var videoPackets = PacketQueue()
+    var audioPackets = PacketQueue()
+    let videoFrames = FrameQueue(capacity: 3)
+    let audioFrames = FrameQueue(capacity: 12)
+    /// The serial for which each decoder returned AVERROR_EOF (fully drained).
+    var videoDecoderFinished = -1
+    var audioDecoderFinished = -1
+    var videoFramesDecoded = 0
+    var audioFramesDecoded = 0
+    var lastDecodeError: Int32 = 0
+    /// The audio output still holds converted samples it has not played.
+    var audioOutputBusy = false
+    /// A failure was reported; the presenter only waits for close.
+    var failureReported = false
+    /// Media time and duration of the picture on screen.
+    var shownTime: Double = 0
+    var shownDuration: Double = 0
+    /// How a `.window` output lays the picture out.
+    var scalingMode = ScalingMode.aspectFit
+
+    // MARK: - Stream facts (written by the read thread before the other threads start)
+
+    var format: FormatInput?
+    var videoStreamIndex: Int32 = -1
+    var audioStreamIndex: Int32 = -1
+    var videoDecoder: CodecDecoder?
+    var audioDecoder: CodecDecoder?
+    var videoTimeBase = AVRational(num: 1, den: 1)
+    var audioTimeBase = AVRational(num: 1, den: 1)
+    var videoFrameDuration = 0.04
+    var videoAspect = AVRational(num: 0, den: 1)
+    var startTime: Double = 0
+    var duration: Double = 0
+    var hasVideo: Bool { videoDecoder != nil }
+    var hasAudio: Bool { audioDecoder != nil }
+    var audioOutput: AudioRenderer?
+
+    // MARK: - Picture on screen (guarded by `pictureLock`)
+
+    let pictureLock = NSLock()
+    let displayed = OwnedFrame()
+    var naturalSize = VideoSize.zero
+    /// Media time of the picture in `displayed`.
+    var displayedTime: Double = 0
+    let thumbnailConverter = PictureConverter()
+
+    /// Bytes the read thread may keep queued ahead of playback.
+    let maxBufferBytes: Int
+    /// Seconds of media per stream the read thread reads ahead at most.
+    static let readAheadSeconds = 10.0
+    /// Seconds queued that count as fully buffered (`bufferingProgress` 100).
+    static let highWaterSeconds = 5.0
+
+    init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+        self.source = source
+        self.options = options
+        self.sink = sink
+        location = source.isFile ? source.path : source.url.absoluteString
+        maxBufferBytes = max(256 * 1024, options.maxBufferBytes ?? 15 * 1024 * 1024)
+        readerWake = lock.makeCondition()
+        videoPacketsReady = lock.makeCondition()
+        audioPacketsReady = lock.makeCondition()
+        videoFrameSpace = lock.makeCondition()
+        audioFrameSpace = lock.makeCondition()
+        presenterWake = lock.makeCondition()
+        audioOutputWake = lock.makeCondition()
+    }
+
+    // MARK: - Control (engine queue)
+
+    /// Starts the read thread, which opens the source.
+    func start() {
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "ffmpeg.read"
+        thread.start()
+    }
+
+    /// Runs `body` on a new worker thread counted in `threads` (the read thread waits for
+    /// them before the session can go away).
+    func spawn(_ name: String, _ body: @escaping @Sendable (FFmpegSession) -> Void) {
+        threads.enter()
+        let thread = Thread { [self] in
+            body(self)
+            threads.leave()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Aborts everything at once; the threads finish and free the handles by themselves.
+    func close() {
+        interrupt.raise()
+        lock.locked {
+            aborted = true
+            wakeAll()
+        }
+    }
+
+    /// Wakes every waiting thread (lock held).
+    func wakeAll() {
+        for condition in [readerWake, videoPacketsReady, audioPacketsReady, videoFrameSpace,
+                          audioFrameSpace, presenterWake, audioOutputWake] {
+            condition.broadcast()
+        }
+    }
+
+    func play() {
+        lock.locked {
+            paused = false
+            if prepared, !stalled { clock.setRunning(true) }
+            presenterWake.broadcast()
+            audioOutputWake.broadcast()
+        }
+        audioOutput?.setPaused(false)
+    }
+
+    func pause() {
+        lock.locked {
+            paused = true
+            clock.setRunning(false)
+            presenterWake.broadcast()
+        }
+        audioOutput?.setPaused(true)
+    }
+
+    func seek(to seconds: TimeInterval, accurate: Bool) {
+        lock.locked {
+            seekRequest = SeekRequest(target: max(0, seconds), accurate: accurate)
+            readerWake.broadcast()
+        }
+    }
+
+    func setRate(_ newRate: Float) {
+        lock.locked {
+            rate = Double(newRate)
+            clock.setSpeed(rate)
+            presenterWake.broadcast()
+        }
+    }
+
+    func setScalingMode(_ mode: ScalingMode) {
+        lock.locked {
+            scalingMode = mode
+            presenterWake.broadcast()
+        }
+    }
+
+    func setVolume(_ newVolume: Float) {
+        lock.locked { volume = Double(min(1, max(0, newVolume))) }
+    }
+
+    // MARK: - Time
+
+    /// Zero-based media seconds of a timestamp in `timeBase`, nil when it has none.
+    func mediaTime(_ timestamp: Int64, _ timeBase: AVRational) -> Double? {
+        guard timestamp != pk_av_nopts_value() else { return nil }
+        return Double(timestamp) * pk_av_q2d(timeBase) - startTime
+    }
+
+    // MARK: - Reporting
+
+    /// Reports a failure unless the session was closed (then nobody listens).
+    func fail(_ error: PlaybackError) {
+        let closed = lock.locked { aborted }
+        guard !closed else { return }
+        PlaybackLog.log(.info, "ffmpeg", "\(error)")
+        sink.failed(error)
+    }
+}
+#endif

@@ -1,0 +1,352 @@
+#if FFmpeg
+import CFFmpeg
+import Foundation
+import PlaybackKit
+
+// Each C handle of the engine lives in one owning final class below and is freed in its
+// deinit, the one place it is released. Owners are created and used by one session.
+
+// MARK: - Interrupt flag
+
+/// The flag FFmpeg's blocking I/O polls through `AVIOInterruptCB`: set, every open, read or
+/// seek in progress returns AVERROR_EXIT at once. Outlives the format context that reads it.
+final class InterruptFlag: @unchecked Sendable {
+    // @unchecked: the int is only read and written with atomic operations (see shim.h).
+    let pointer: UnsafeMutablePointer<Int32>
+    init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: 0)
+    }
+    deinit { pointer.deallocate() }
+    /// Asks every blocking FFmpeg call to return.
+    func raise() { pk_interrupt_set(pointer, 1) }
+    /// True once raised.
+    var isRaised: Bool { pk_interrupt_check(pointer) != 0 }
+}
+
+// MARK: - Demuxer
+
+/// An opened `AVFormatContext` (demuxer and its I/O).
+final class FormatInput {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    private let interrupt: InterruptFlag
+
+    /// Opens `location` with the interrupt callback installed; throws the mapped error.
+    init(location: String, isNetwork: Bool, headers: [String: String], interrupt: InterruptFlag) throws(PlaybackError) {
+        self.interrupt = interrupt
+        guard let allocated = avformat_alloc_context() else {
+            throw PlaybackError(code: .engine, message: "open: out of memory")
+        }
+        pk_install_interrupt(allocated, interrupt.pointer)
+        var options: OpaquePointer?
+        if !headers.isEmpty {
+            let text = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
+            av_dict_set(&options, "headers", text, 0)
+        }
+        if isNetwork {
+            av_dict_set(&options, "rw_timeout", "15000000", 0)  // microseconds
+        }
+        var context: UnsafeMutablePointer<AVFormatContext>? = allocated
+        let status = avformat_open_input(&context, location, nil, &options)
+        av_dict_free(&options)
+        guard status >= 0, let context else {
+            // avformat_open_input frees the context on failure.
+            throw FFmpegErrors.map(status, step: "open", location: location, isNetwork: isNetwork)
+        }
+        self.context = context
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&context)
+    }
+
+    /// Reads the stream parameters; throws the mapped error.
+    func findStreamInfo(location: String, isNetwork: Bool) throws(PlaybackError) {
+        let status = avformat_find_stream_info(context, nil)
+        if status < 0 {
+            throw FFmpegErrors.map(status, step: "find stream info", location: location, isNetwork: isNetwork)
+        }
+    }
+
+    /// The stream at `index`.
+    func stream(_ index: Int32) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[Int(index)]! }
+
+    /// Bytes read from the source so far.
+    var bytesRead: Int64 { context.pointee.pb.map { $0.pointee.bytes_read } ?? 0 }
+
+    /// Total size of the source in bytes, or nil when unknown.
+    var sourceSize: Int64? {
+        guard let pb = context.pointee.pb else { return nil }
+        let size = avio_size(pb)
+        return size > 0 ? size : nil
+    }
+}
+
+// MARK: - Decoder
+
+/// An opened `AVCodecContext` for one stream, with decoder threads enabled.
+final class CodecDecoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+
+    init(stream: UnsafeMutablePointer<AVStream>) throws(PlaybackError) {
+        let parameters = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
+            throw PlaybackError(code: .unsupportedFormat, message: "open decoder: no decoder for \(name)")
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw PlaybackError(code: .engine, message: "open decoder: out of memory")
+        }
+        self.context = context
+        var status = avcodec_parameters_to_context(context, parameters)
+        if status >= 0 {
+            context.pointee.pkt_timebase = stream.pointee.time_base
+            var options: OpaquePointer?
+            av_dict_set(&options, "threads", "auto", 0)
+            status = avcodec_open2(context, codec, &options)
+            av_dict_free(&options)
+        }
+        if status < 0 {
+            throw FFmpegErrors.map(status, step: "open decoder", location: String(cString: codec.pointee.name), isNetwork: false)
+        }
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&context)
+    }
+}
+
+// MARK: - Frames
+
+/// One AVFrame owned by a thread (scratch frames, the picture on screen, the audio frame
+/// being played).
+final class OwnedFrame {
+    let frame: UnsafeMutablePointer<AVFrame>
+    init() {
+        guard let frame = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+        self.frame = frame
+    }
+    deinit {
+        var frame: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&frame)
+    }
+    /// True when the frame holds a picture or samples.
+    var hasData: Bool { frame.pointee.buf.0 != nil || frame.pointee.data.0 != nil }
+}
+
+// MARK: - Picture conversion
+
+/// An `SwsContext` and its packed 32-bit destination buffer, both reused from frame to frame
+/// (rebuilt only when the source or destination geometry changes).
+final class PictureConverter {
+    private var scaler: OpaquePointer?
+    private(set) var buffer: UnsafeMutableRawPointer?
+    private(set) var bufferSize = 0
+
+    deinit {
+        sws_freeContext(scaler)
+        buffer?.deallocate()
+    }
+
+    /// Makes room for `size` bytes, keeping the buffer when it is large enough.
+    func reserve(_ size: Int) -> UnsafeMutableRawPointer {
+        if let buffer, bufferSize >= size { return buffer }
+        buffer?.deallocate()
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: max(size, 64), alignment: 64)
+        fresh.initializeMemory(as: UInt8.self, repeating: 0, count: max(size, 64))
+        buffer = fresh
+        bufferSize = max(size, 64)
+        return fresh
+    }
+
+    /// Converts (the `crop` part of) `frame` to `format` at `width`x`height` into
+    /// `destination` with `bytesPerRow`. Returns false when the frame cannot be converted.
+    @discardableResult
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, crop: PixelRect? = nil, width: Int, height: Int,
+                 format: AVPixelFormat, into destination: UnsafeMutableRawPointer, bytesPerRow: Int) -> Bool {
+        let source = frame.pointee
+        guard source.width > 0, source.height > 0, width > 0, height > 0,
+              let descriptor = av_pix_fmt_desc_get(AVPixelFormat(source.format)) else { return false }
+        var region = crop ?? PixelRect(x: 0, y: 0, width: Int(source.width), height: Int(source.height))
+        let chromaW = Int(descriptor.pointee.log2_chroma_w), chromaH = Int(descriptor.pointee.log2_chroma_h)
+        region.x &= ~((1 << chromaW) - 1)
+        region.y &= ~((1 << chromaH) - 1)
+        scaler = sws_getCachedContext(scaler, Int32(region.width), Int32(region.height), AVPixelFormat(source.format),
+                                      Int32(width), Int32(height), format, SWS_BILINEAR, nil, nil, nil)
+        guard let scaler else { return false }
+        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
+        var strides = [Int32](repeating: 0, count: 4)
+        let isPlanar = (descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR)) != 0
+        withUnsafeBytes(of: source.data) { dataBytes in
+            let data = dataBytes.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
+            withUnsafeBytes(of: source.linesize) { sizeBytes in
+                let sizes = sizeBytes.bindMemory(to: Int32.self)
+                for plane in 0..<4 {
+                    guard let base = data[plane] else { continue }
+                    let isChroma = isPlanar && (plane == 1 || plane == 2)
+                    let x = isChroma ? region.x >> chromaW : region.x
+                    let y = isChroma ? region.y >> chromaH : region.y
+                    let pixelBytes = isPlanar ? 1 : max(1, Int(av_get_padded_bits_per_pixel(descriptor)) / 8)
+                    planes[plane] = UnsafePointer(base + y * Int(sizes[plane]) + x * pixelBytes)
+                    strides[plane] = sizes[plane]
+                }
+            }
+        }
+        var destinationPlanes: [UnsafeMutablePointer<UInt8>?] = [destination.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+        var destinationStrides: [Int32] = [Int32(bytesPerRow), 0, 0, 0]
+        let rows = sws_scale(scaler, planes, strides, 0, Int32(region.height), &destinationPlanes, &destinationStrides)
+        return rows > 0
+    }
+}
+
+// MARK: - Audio conversion
+
+/// An `SwrContext` converting decoded (or tempo-filtered) samples to the output format, and
+/// its reused output buffer. Rebuilt only when the input format changes.
+final class Resampler {
+    private var context: OpaquePointer?
+    private var inputKey: (format: Int32, rate: Int32, layout: UInt64, channels: Int32) = (-1, 0, 0, 0)
+    let outputRate: Int32
+    let outputChannels: Int32
+    private var outputLayout = AVChannelLayout()
+    private(set) var buffer: UnsafeMutablePointer<UInt8>?
+    private var bufferSize = 0
+
+    init(outputRate: Int32, outputChannels: Int32) {
+        self.outputRate = outputRate
+        self.outputChannels = outputChannels
+        av_channel_layout_default(&outputLayout, outputChannels)
+    }
+
+    deinit {
+        var context = context
+        swr_free(&context)
+        buffer?.deallocate()
+        av_channel_layout_uninit(&outputLayout)
+    }
+
+    /// Bytes per output sample frame (interleaved signed 16-bit).
+    var bytesPerSampleFrame: Int { Int(outputChannels) * 2 }
+
+    /// Converts `frame` to interleaved s16 at the output rate; returns the byte count in
+    /// `buffer`, or nil on error.
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>) -> Int? {
+        let f = frame.pointee
+        let key = (f.format, f.sample_rate, f.ch_layout.u.mask, f.ch_layout.nb_channels)
+        if context == nil || key != inputKey {
+            var old = context
+            swr_free(&old)
+            context = nil
+            var fresh: OpaquePointer?
+            var inputLayout = f.ch_layout
+            let status = swr_alloc_set_opts2(&fresh, &outputLayout, AV_SAMPLE_FMT_S16, outputRate,
+                                             &inputLayout, AVSampleFormat(f.format), f.sample_rate, 0, nil)
+            guard status >= 0, let fresh, swr_init(fresh) >= 0 else {
+                var failed = fresh
+                swr_free(&failed)
+                return nil
+            }
+            context = fresh
+            inputKey = key
+        }
+        let outCapacity = Int(swr_get_out_samples(context, f.nb_samples)) + 256
+        let needed = outCapacity * bytesPerSampleFrame
+        if bufferSize < needed {
+            buffer?.deallocate()
+            buffer = .allocate(capacity: needed)
+            bufferSize = needed
+        }
+        var outPlanes: UnsafeMutablePointer<UInt8>? = buffer
+        let converted = withUnsafePointer(to: f.extended_data) { _ in
+            swr_convert(context, &outPlanes, Int32(outCapacity),
+                        UnsafeMutableRawPointer(f.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self),
+                        f.nb_samples)
+        }
+        guard converted >= 0 else { return nil }
+        return Int(converted) * bytesPerSampleFrame
+    }
+}
+
+// MARK: - Tempo filter
+
+/// An `AVFilterGraph` abuffer → atempo (chained for factors outside 0.5...2) → abuffersink
+/// that changes the speed of audio while keeping its pitch.
+final class TempoFilter {
+    private let graph: UnsafeMutablePointer<AVFilterGraph>
+    private let source: UnsafeMutablePointer<AVFilterContext>
+    private let sink: UnsafeMutablePointer<AVFilterContext>
+    let rate: Double
+    let inputFormat: Int32
+    let inputRate: Int32
+    let inputChannels: Int32
+
+    /// Builds the graph for frames shaped like `frame`, at `rate`.
+    init?(for frame: UnsafeMutablePointer<AVFrame>, rate: Double) {
+        guard let graph = avfilter_graph_alloc() else { return nil }
+        self.graph = graph
+        self.rate = rate
+        let f = frame.pointee
+        inputFormat = f.format
+        inputRate = f.sample_rate
+        inputChannels = f.ch_layout.nb_channels
+        graph.pointee.nb_threads = 1
+        var layoutName = [CChar](repeating: 0, count: 128)
+        var layout = f.ch_layout
+        av_channel_layout_describe(&layout, &layoutName, layoutName.count)
+        let formatName = String(cString: av_get_sample_fmt_name(AVSampleFormat(f.format)))
+        let args = "time_base=1/\(f.sample_rate):sample_rate=\(f.sample_rate):sample_fmt=\(formatName):channel_layout=\(FFmpegErrors.string(from: layoutName))"
+        var sourceContext: UnsafeMutablePointer<AVFilterContext>?
+        var sinkContext: UnsafeMutablePointer<AVFilterContext>?
+        guard avfilter_graph_create_filter(&sourceContext, avfilter_get_by_name("abuffer"), "in", args, nil, graph) >= 0,
+              avfilter_graph_create_filter(&sinkContext, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph) >= 0,
+              let sourceContext, let sinkContext else {
+            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
+            avfilter_graph_free(&g)
+            return nil
+        }
+        source = sourceContext
+        sink = sinkContext
+        // atempo takes 0.5...100 per instance; chain instances for slower speeds.
+        var factors: [Double] = []
+        var remaining = rate
+        while remaining < 0.5 { factors.append(0.5); remaining /= 0.5 }
+        factors.append(remaining)
+        var previous = sourceContext
+        var linked = true
+        for (index, factor) in factors.enumerated() {
+            var tempo: UnsafeMutablePointer<AVFilterContext>?
+            guard avfilter_graph_create_filter(&tempo, avfilter_get_by_name("atempo"), "tempo\(index)", "tempo=\(factor)", nil, graph) >= 0,
+                  let tempo, avfilter_link(previous, 0, tempo, 0) >= 0 else { linked = false; break }
+            previous = tempo
+        }
+        guard linked, avfilter_link(previous, 0, sinkContext, 0) >= 0, avfilter_graph_config(graph, nil) >= 0 else {
+            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
+            avfilter_graph_free(&g)
+            return nil
+        }
+    }
+
+    deinit {
+        var g: UnsafeMutablePointer<AVFilterGraph>? = graph
+        avfilter_graph_free(&g)
+    }
+
+    /// True when `frame` has the shape the graph was built for.
+    func accepts(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        frame.pointee.format == inputFormat && frame.pointee.sample_rate == inputRate
+            && frame.pointee.ch_layout.nb_channels == inputChannels
+    }
+
+    /// Feeds a frame (its reference is taken over and `frame` left empty).
+    func push(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        av_buffersrc_add_frame_flags(source, frame, 0) >= 0
+    }
+
+    /// Takes the next filtered frame into `frame`; false when none is ready.
+    func pull(into frame: UnsafeMutablePointer<AVFrame>) -> Bool {
+        av_buffersink_get_frame(sink, frame) >= 0
+    }
+}
+#endif
