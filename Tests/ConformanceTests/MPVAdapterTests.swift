@@ -245,7 +245,7 @@ struct MPVAdapterTests {
         let watcher = EventWatcher(player)
         player.prepareToPlay()
         #expect(await watcher.prepared())
-        for target in [2.0, 7.52, 0.4, 9.0] {
+        for target in [2.0, 7.52, 0.4, 9.0, 9.98, 0.0] {
             let mark = watcher.count
             player.currentPlaybackTime = target
             let reached = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for \(target)")
@@ -255,6 +255,53 @@ struct MPVAdapterTests {
             #expect(player.playbackState == .paused)
         }
         #expect(!watcher.all.contains(.playbackStateChanged(.playing)))
+    }
+
+    @Test("a seek while playing keeps playing from the target")
+    func seekWhilePlaying() async throws {
+        let frames = FrameLog()
+        let player = try makePlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        player.play()
+        await frames.wait(forCount: 15, timeout: 3)
+        let mark = watcher.count
+        player.currentPlaybackTime = 6.0
+        let reached = try #require(await watcher.seekCompleted(from: mark))
+        #expect(abs(reached - 6.0) <= frameTolerance)
+        #expect(player.isPlaying)
+        let shown = try #require(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)))
+        #expect(shown >= 150 && shown <= 153, "frame \(shown) after seeking to frame 150")
+        let seen = frames.all.count
+        await frames.wait(forCount: seen + 12, timeout: 3)
+        let later = try #require(frames.all.last?.frame)
+        #expect(later.presentationTime > 6.2)
+        #expect(FramePattern.frameNumber(in: later).map { $0 > 150 } == true)
+        #expect(abs(player.currentPlaybackTime - later.presentationTime) < 0.2)
+    }
+
+    @Test("playback rate 2 plays twice as fast; buffer figures are reported")
+    func rateAndBuffer() async throws {
+        let frames = FrameLog()
+        let player = try makePlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(player.numberOfBytesTransferred > 0)
+        #expect(player.playableDuration > 0)
+        player.playbackRate = 2
+        player.playbackVolume = 0.5
+        player.play()
+        let start = frames.all.count
+        await frames.wait(forCount: start + 40, timeout: 4)
+        let played = Array(frames.all.dropFirst(start + 5))
+        try #require(played.count >= 20)
+        let ratio = (played.last!.frame.presentationTime - played.first!.frame.presentationTime) / (played.last!.wall - played.first!.wall)
+        print("mpv rate 2 ratio: \(ratio)")
+        #expect(abs(ratio - 2) <= 0.25)
     }
 
     @Test("keyframe seek lands on the keyframe before the target")
@@ -313,6 +360,7 @@ struct MPVAdapterTests {
             return
         }
         #expect(error.code == .unsupportedFormat, "\(name): \(error)")
+        print("mpv \(name): \(error)")
         #expect(Date().timeIntervalSince(started) < 5)
         #expect(!watcher.all.contains(.finished(.playbackEnded)))
         #expect(!watcher.all.contains(.preparedToPlay))
@@ -331,6 +379,43 @@ struct MPVAdapterTests {
             return
         }
         #expect(error.code == .sourceNotFound)
+    }
+
+    @Test("an unreachable server fails with network")
+    func unreachableServer() async throws {
+        let url = try #require(URL(string: "http://127.0.0.1:9/missing.mp4"))
+        let player = try MPVBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        let reason = await watcher.finished(timeout: 10)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("finished with \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == .network, "\(error)")
+        #expect(error.message.contains("127.0.0.1:9"), "\(error)")
+    }
+
+    @Test("stop, then prepare again; a small read-ahead cap still plays")
+    func stopAndReopen() async throws {
+        let player = try makePlayer("frames.mp4") { $0.maxBufferBytes = 64 * 1024 }
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        let mark = watcher.count
+        player.stop()
+        #expect(await watcher.finished(from: mark, timeout: 3) == .userExited)
+        #expect(player.thumbnailAtCurrentTime() == nil)
+        let again = watcher.count
+        player.currentPlaybackTime = 3.0
+        player.prepareToPlay()
+        let prepared = await watcher.wait(from: again, timeout: 10) { $0 == .preparedToPlay }
+        #expect(prepared != nil)
+        #expect(abs(player.currentPlaybackTime - 3.0) <= frameTolerance)
+        let shown = player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:))
+        #expect(shown == 75)
     }
 
     @Test("frames output delivers natural-size RGBA frames with rising presentation times")

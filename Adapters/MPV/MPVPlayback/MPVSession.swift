@@ -54,6 +54,11 @@ final class MPVSession: @unchecked Sendable {
         let id: UInt64
         /// New frames drawn when the seek was sent.
         let framesAtSend: Int
+        /// Sent while playing: a frame queued before the seek took effect may still be drawn
+        /// after it was sent, so only a frame drawn after the restart is known to be new.
+        let sentWhilePlaying: Bool
+        /// New frames drawn when playback restarted at the target.
+        var framesAtRestart = 0
         var acknowledged = false
         /// The position mpv reported when playback restarted there.
         var reached: TimeInterval?
@@ -66,6 +71,8 @@ final class MPVSession: @unchecked Sendable {
         var newFrames = 0
         var latestTimePos: TimeInterval = 0
         var seek: SeekRequest?
+        /// The pause state last asked for (mpv starts paused).
+        var pauseRequested = true
         var nextSeekID = MPVSession.seekReplyBase
     }
 
@@ -91,7 +98,10 @@ final class MPVSession: @unchecked Sendable {
     private var eofReached = false
     private var duration: TimeInterval = 0
     private var naturalSize = VideoSize.zero
-    private var lastErrorLine: String?
+    /// mpv's recent error lines (its own words for a failure), oldest first.
+    private var errorLines: [String] = []
+    /// A failure waiting for mpv's error lines, which arrive after the event that ends the file.
+    private var pendingFailure: (error: () -> PlaybackError, since: Date)?
     private var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
 
     // MARK: - Lifecycle
@@ -142,6 +152,7 @@ final class MPVSession: @unchecked Sendable {
 
     /// Pauses or resumes.
     func setPaused(_ value: Bool) {
+        shared.withLock { $0.pauseRequested = value }
         handle.setFlagAsync("pause", value)
     }
 
@@ -150,7 +161,7 @@ final class MPVSession: @unchecked Sendable {
         let id = shared.withLock { state -> UInt64 in
             let id = state.nextSeekID
             state.nextSeekID += 1
-            state.seek = SeekRequest(id: id, framesAtSend: state.newFrames)
+            state.seek = SeekRequest(id: id, framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
             return id
         }
         let target = String(format: "%.6f", max(0, seconds))
@@ -191,6 +202,7 @@ final class MPVSession: @unchecked Sendable {
         if picture.isNewFrame, sink.frames != nil {
             sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
         }
+        PlaybackLog.log(.debug, "mpv", "drew \(picture.isNewFrame ? "frame" : "redraw") \(state.newFrames) at \(time)")
         if state.newFrames == 1 || state.seek?.reached != nil { handle.wakeup() }
     }
 
@@ -198,10 +210,15 @@ final class MPVSession: @unchecked Sendable {
 
     private func runEventLoop() {
         while !isClosing {
-            let event = handle.waitEvent(timeout: 0.1)
+            let event = handle.waitEvent(timeout: pendingFailure == nil ? 0.1 : 0.02)
             if isClosing { break }
             dispatch(event)
             checkWaits()
+            if let failure = pendingFailure,
+               event.event_id == MPV_EVENT_NONE || Date().timeIntervalSince(failure.since) > 0.3 {
+                pendingFailure = nil
+                sink.failed(failure.error())
+            }
         }
         renderer?.stop()
         handle.destroy()
@@ -229,7 +246,7 @@ final class MPVSession: @unchecked Sendable {
                   let text = message.text else { return }
             let prefix = message.prefix.map { String(cString: $0) } ?? "mpv"
             let line = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
-            lastErrorLine = line
+            errorLines = Array((errorLines + [line]).suffix(3))
             PlaybackLog.log(.info, "mpv", "\(prefix): \(line)")
         default:
             break
@@ -256,7 +273,9 @@ final class MPVSession: @unchecked Sendable {
             let reached = position ?? state.latestTimePos
             seek.reached = reached
             seek.restartedAt = Date()
+            seek.framesAtRestart = state.newFrames
             state.seek = seek
+            PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
             state.latestTimePos = reached
         }
     }
@@ -287,17 +306,27 @@ final class MPVSession: @unchecked Sendable {
         guard !failed else { return }
         if endFile.reason == MPV_END_FILE_REASON_ERROR {
             failed = true
-            sink.failed(MPVConfiguration.loadError(status: endFile.error, source: source, loaded: fileLoaded, detail: lastErrorLine))
+            let status = endFile.error, loaded = fileLoaded
+            pendingFailure = ({ [unowned self] in
+                MPVConfiguration.loadError(status: status, source: source, loaded: loaded, detail: errorDetail)
+            }, Date())
         } else if endFile.reason == MPV_END_FILE_REASON_EOF {
             if prepared {
                 sink.ended()
             } else {
                 failed = true
                 let target = MPVConfiguration.loadTarget(for: source)
-                let detail = lastErrorLine.map { ": \($0)" } ?? ""
-                sink.failed(PlaybackError(code: .unsupportedFormat, message: "open: \(target): nothing playable\(detail)"))
+                pendingFailure = ({ [unowned self] in
+                    let detail = errorDetail.map { " (\($0))" } ?? ""
+                    return PlaybackError(code: .unsupportedFormat, message: "open: \(target): nothing playable\(detail)")
+                }, Date())
             }
         }
+    }
+
+    /// mpv's recent error lines joined, or nil.
+    private var errorDetail: String? {
+        errorLines.isEmpty ? nil : errorLines.joined(separator: "; ")
     }
 
     /// Reports what waited on a drawn frame: the prepare, or the seek in flight.
@@ -316,10 +345,11 @@ final class MPVSession: @unchecked Sendable {
         guard prepared else { return }
         let completed = shared.withLock { state -> TimeInterval? in
             guard let seek = state.seek, let reached = seek.reached else { return nil }
-            let drawn = state.newFrames > seek.framesAtSend
+            let drawn = state.newFrames > (seek.sentWhilePlaying ? seek.framesAtRestart : seek.framesAtSend)
             let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong || eofReached else { return nil }
             state.seek = nil
+            PlaybackLog.log(.debug, "mpv", "seek done at \(reached): frames \(seek.framesAtSend) -> \(state.newFrames)\(drawn ? "" : " (no new frame)")")
             return reached
         }
         if let completed {
