@@ -1,15 +1,27 @@
 #if VLC
+import CVLC
 import Foundation
 import PlaybackKit
 
-/// The VLC backend (being written).
+/// The libVLC 3 backend: each player drives one `libvlc_media_player_t` of the process-wide
+/// libVLC instance.
 public struct VLCBackend: PlaybackBackend {
-    /// Makes the backend.
+    /// Makes the backend; libVLC itself is loaded when the first player is made.
     public init() {}
+
+    /// "vlc".
     public var name: String { "vlc" }
-    public var engineVersion: String { "unknown" }
+
+    /// "libVLC" and the library's version, e.g. "libVLC 3.0.24 Vetinari".
+    public var engineVersion: String {
+        guard let version = libvlc_get_version() else { return "libVLC" }
+        return "libVLC \(String(cString: version))"
+    }
+
+    /// A player for `url`; throws `backendUnavailable` when libVLC cannot start.
     public func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
-        throw PlaybackError(code: .backendUnavailable, message: "VLC adapter not built yet")
+        let instance = try VLCInstance.shared()
+        return EnginePlayer(engine: VLCEngine(instance: instance), url: url, options: options, label: "vlc")
     }
 }
 #endif

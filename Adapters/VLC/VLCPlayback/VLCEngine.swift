@@ -1,0 +1,66 @@
+#if VLC
+import CVLC
+import Foundation
+import PlaybackKit
+
+/// The `PlaybackEngine` over libVLC 3. Every call is posted to the engine's own serial queue,
+/// where the session (one `libvlc_media_player_t`) lives; libVLC's events are forwarded to the
+/// same queue, so libVLC is never called from its own threads.
+///
+/// libVLC 3 behaviours corrected here:
+/// - a seek while paused does not reliably show the new picture (the first picture after it
+///   is dropped as late, or is a few frames before the target): paused seeks and the start are
+///   done by playing muted until the picture at the target is shown, then pausing;
+/// - after the end the player is in its Ended state and cannot seek: it is stopped and started
+///   again, then seeks;
+/// - unplayable files (text, random bytes, cut short) "play" to their end: they are caught by
+///   the parse (no stream found) or by an end before the first picture, and fail;
+/// - the memory video output is offered the decoder's padded buffer size (320x258 for
+///   320x240): the size learned from the tracks is used instead, with the sample aspect applied;
+/// - `TimeChanged` arrives about 4 times a second: positions come from a clock anchored on it.
+final class VLCEngine: PlaybackEngine, @unchecked Sendable {
+    // @unchecked: `session` is touched only on `queue`; `frames` is thread-safe.
+    private let instance: VLCInstance
+    private let queue = DispatchQueue(label: "playback.vlc.engine")
+    private let frames = LastFrameStore()
+    private var session: VLCSession?
+
+    /// An engine playing through `instance`.
+    init(instance: VLCInstance) {
+        self.instance = instance
+    }
+
+    deinit {
+        // The player's queue has closed the session before the last reference goes; release
+        // anything left here.
+        session?.close()
+    }
+
+    func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+        queue.async { [self] in
+            session?.close()
+            frames.clear()
+            let session = VLCSession(instance: instance, queue: queue, frames: frames, source: source, options: options, sink: sink)
+            self.session = session
+            session.start()
+        }
+    }
+
+    func play() { queue.async { [self] in session?.play() } }
+    func pause() { queue.async { [self] in session?.pause() } }
+    func seek(to seconds: TimeInterval, accurate: Bool) { queue.async { [self] in session?.seek(to: seconds) } }
+    func setRate(_ rate: Float) { queue.async { [self] in session?.setRate(rate) } }
+    func setVolume(_ volume: Float) { queue.async { [self] in session?.setVolume(volume) } }
+    func setScalingMode(_ mode: ScalingMode) { queue.async { [self] in session?.setScalingMode(mode) } }
+
+    func close() {
+        queue.async { [self] in
+            session?.close()
+            session = nil
+            frames.clear()
+        }
+    }
+
+    func thumbnail() -> VideoFrame? { frames.latest() }
+}
+#endif

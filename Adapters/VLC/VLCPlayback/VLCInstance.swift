@@ -1,0 +1,102 @@
+#if VLC
+import CVLC
+import Foundation
+import PlaybackKit
+
+/// The one `libvlc_instance_t` of the process, made on first use and kept for the process's
+/// life. Its log goes to `PlaybackLog`; the last error or warning is kept for error messages.
+final class VLCInstance: @unchecked Sendable {
+    // @unchecked: `handle` is set once in init and never changed; libVLC's instance calls are
+    // thread-safe.
+    let handle: OpaquePointer
+
+    /// Arguments for a headless instance that also works as root: no Xlib threading, no on-video
+    /// titles or OSD, no subtitles or config files, software decoding.
+    static let arguments = [
+        "--no-xlib", "--no-video-title-show", "--no-osd", "--no-snapshot-preview",
+        "--no-spu", "--no-sub-autodetect-file", "--ignore-config",
+        "--avcodec-hw=none", "--no-metadata-network-access",
+    ]
+
+    private static let made = Locked<Result<VLCInstance, PlaybackError>?>(nil)
+
+    /// The shared instance, made on the first call.
+    static func shared() throws(PlaybackError) -> VLCInstance {
+        let result = made.withLock { slot -> Result<VLCInstance, PlaybackError> in
+            if let slot { return slot }
+            let created: Result<VLCInstance, PlaybackError>
+            if let instance = VLCInstance() {
+                created = .success(instance)
+            } else {
+                created = .failure(PlaybackError(code: .backendUnavailable, message: "libvlc_new: libVLC could not start (are the VLC plugins installed? \(VLCLog.lastProblem() ?? "no message"))"))
+            }
+            slot = created
+            return created
+        }
+        return try result.get()
+    }
+
+    private init?() {
+        let cStrings = Self.arguments.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var argv = cStrings.map { UnsafePointer<CChar>($0) }
+        guard let handle = argv.withUnsafeMutableBufferPointer({ libvlc_new(Int32($0.count), $0.baseAddress) }) else {
+            return nil
+        }
+        self.handle = handle
+        libvlc_log_set(handle, vlcLogCallback, nil)
+    }
+}
+
+// MARK: - Log
+
+/// libVLC's log, routed to `PlaybackLog`, with the last error or warning kept for messages.
+enum VLCLog {
+    private static let lastMessage = Locked<String?>(nil)
+
+    /// Messages libVLC 3 logs as errors while it merely tries hardware picture formats the
+    /// memory output cannot take before it settles on a software one.
+    private static let negotiationNoise = [
+        "Too high level of recursion", "Failed to create video converter",
+        "Failed to adapt decoder format to display", "video output creation failed",
+        "failed to create video output",
+    ]
+
+    /// The last error or warning libVLC logged (without format-negotiation noise).
+    static func lastProblem() -> String? { lastMessage.get() }
+
+    /// Forgets the last problem (before opening something new).
+    static func clearProblem() { lastMessage.set(nil) }
+
+    fileprivate static func record(level: Int32, module: String, text: String) {
+        let mapped: PlaybackLog.Level
+        switch level {
+        case Int32(LIBVLC_ERROR.rawValue): mapped = .error
+        case Int32(LIBVLC_WARNING.rawValue): mapped = .warning
+        case Int32(LIBVLC_NOTICE.rawValue): mapped = .info
+        default: mapped = .debug
+        }
+        let noise = negotiationNoise.contains { text.contains($0) }
+        if mapped >= .warning, !noise {
+            lastMessage.set(module.isEmpty ? text : "\(module): \(text)")
+        }
+        // libVLC's errors are often recoverable; show them as warnings, and the noise as debug.
+        PlaybackLog.log(noise ? .debug : min(mapped, .warning), "vlc", module.isEmpty ? text : "\(module): \(text)")
+    }
+}
+
+/// libVLC's log callback: formats the message and hands it on. Runs on libVLC's threads and
+/// never calls back into libVLC except to read the message's context.
+private let vlcLogCallback: libvlc_log_cb = { _, level, context, format, args in
+    guard let args, level >= Int32(LIBVLC_WARNING.rawValue) || PlaybackLog.enabled(.debug) else { return }
+    var buffer = [CChar](repeating: 0, count: 1024)
+    _ = pk_vlc_format_log(&buffer, buffer.count, format, args)
+    var module: UnsafePointer<CChar>?
+    var file: UnsafePointer<CChar>?
+    var line: UInt32 = 0
+    libvlc_log_get_context(context, &module, &file, &line)
+    let length = buffer.firstIndex(of: 0) ?? buffer.count
+    let text = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    VLCLog.record(level: level, module: module.map { String(cString: $0) } ?? "", text: text)
+}
+#endif
