@@ -1,0 +1,356 @@
+#if FFmpeg
+import FFmpegPlayback
+import Foundation
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+// MARK: - Fixtures and event recording
+
+private let fixtureDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+private func fixtureURL(_ name: String) throws -> URL {
+    let url = fixtureDirectory.appendingPathComponent(name)
+    try #require(FileManager.default.fileExists(atPath: url.path), "fixture \(name) is missing: run scripts/make-fixtures.sh")
+    return url
+}
+
+/// Keeps every event of a player and resumes waiters when a matching one arrives (or when
+/// their timeout passes).
+private final class EventRecorder: @unchecked Sendable {
+    // @unchecked: `log` and `pending` are only touched while holding `lock`.
+    private struct Pending {
+        let id: Int
+        let from: Int
+        let matches: @Sendable (PlaybackEvent) -> Bool
+        let continuation: CheckedContinuation<PlaybackEvent?, Never>
+    }
+
+    private let lock = NSLock()
+    private var log: [PlaybackEvent] = []
+    private var pending: [Pending] = []
+    private var nextID = 0
+    private var listener: Task<Void, Never>?
+
+    init(_ player: any MediaPlayback) {
+        let stream = player.events
+        listener = Task { [weak self] in
+            for await event in stream { self?.record(event) }
+        }
+    }
+
+    deinit { listener?.cancel() }
+
+    var events: [PlaybackEvent] { lock.withLock { log } }
+    var count: Int { lock.withLock { log.count } }
+
+    private func record(_ event: PlaybackEvent) {
+        let woken = lock.withLock { () -> [CheckedContinuation<PlaybackEvent?, Never>] in
+            log.append(event)
+            let index = log.count - 1
+            let due = pending.filter { index >= $0.from && $0.matches(event) }
+            pending.removeAll { index >= $0.from && $0.matches(event) }
+            return due.map(\.continuation)
+        }
+        for continuation in woken { continuation.resume(returning: event) }
+    }
+
+    /// The first event at index `from` or later that `matches`, waiting at most `timeout` s.
+    func next(from: Int = 0, timeout: TimeInterval, where matches: @escaping @Sendable (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
+        await withCheckedContinuation { continuation in
+            let id = lock.withLock { () -> Int? in
+                if let found = log.dropFirst(from).first(where: matches) {
+                    continuation.resume(returning: found)
+                    return nil
+                }
+                nextID += 1
+                pending.append(Pending(id: nextID, from: from, matches: matches, continuation: continuation))
+                return nextID
+            }
+            guard let id else { return }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                let expired = self?.lock.withLock { () -> CheckedContinuation<PlaybackEvent?, Never>? in
+                    guard let self, let index = self.pending.firstIndex(where: { $0.id == id }) else { return nil }
+                    return self.pending.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+
+    /// True once prepared; false on a failure or timeout.
+    func waitPrepared(timeout: TimeInterval = 10) async -> Bool {
+        let event = await next(timeout: timeout) { event in
+            if case .preparedToPlay = event { return true }
+            if case .finished = event { return true }
+            return false
+        }
+        return event == .preparedToPlay
+    }
+
+    func waitSeek(from: Int, timeout: TimeInterval = 5) async -> TimeInterval? {
+        if case .seekCompleted(let reached)? = await next(from: from, timeout: timeout, where: { if case .seekCompleted = $0 { true } else { false } }) {
+            return reached
+        }
+        return nil
+    }
+
+    func waitFinish(from: Int = 0, timeout: TimeInterval) async -> FinishReason? {
+        if case .finished(let reason)? = await next(from: from, timeout: timeout, where: { if case .finished = $0 { true } else { false } }) {
+            return reason
+        }
+        return nil
+    }
+}
+
+/// Frames from a `.frames` output with the wall time they arrived.
+private final class FrameRecorder: @unchecked Sendable {
+    // @unchecked: `frames` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var frames: [(wall: TimeInterval, frame: VideoFrame)] = []
+
+    func add(_ frame: VideoFrame) {
+        lock.withLock { frames.append((ProcessInfo.processInfo.systemUptime, frame)) }
+    }
+
+    var all: [(wall: TimeInterval, frame: VideoFrame)] { lock.withLock { frames } }
+}
+
+private func player(_ name: String, video: VideoOutput = .none, audio: AudioOutput = .null,
+                    configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
+    var options = PlaybackOptions(videoOutput: video, audioOutput: audio)
+    configure(&options)
+    return try FFmpegBackend().makePlayer(url: try fixtureURL(name), options: options)
+}
+
+/// Plays `player` for about `seconds` of wall time and returns (media advanced, wall elapsed).
+private func measureAdvance(_ player: any MediaPlayback, seconds: Double) async throws -> (media: Double, wall: Double) {
+    // A measurement over real time: the interval is the point, not a wait for an event.
+    try await Task.sleep(for: .milliseconds(300))
+    let mediaStart = player.currentPlaybackTime
+    let wallStart = ProcessInfo.processInfo.systemUptime
+    try await Task.sleep(for: .seconds(seconds))
+    let media = player.currentPlaybackTime - mediaStart
+    let wall = ProcessInfo.processInfo.systemUptime - wallStart
+    return (media, wall)
+}
+
+private let oneFrame = 1.0 / FramePattern.frameRate + 0.001
+
+// MARK: - Tests
+
+@Suite("FFmpeg engine", .serialized)
+struct FFmpegEngineTests {
+    @Test("backend is named ffmpeg and reports its FFmpeg and libavformat versions")
+    func identity() {
+        let backend = FFmpegBackend()
+        #expect(backend.name == "ffmpeg")
+        #expect(backend.engineVersion.hasPrefix("FFmpeg "))
+        #expect(backend.engineVersion.contains("(libavformat 59."))
+    }
+
+    @Test("prepare reports duration 10 s and size 320x240, paused at frame 0")
+    func prepare() async throws {
+        let player = try player("frames.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        #expect(abs(player.duration - 10) <= oneFrame)
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        #expect(player.playbackState == .paused)
+        #expect(player.currentPlaybackTime < 0.05)
+        let picture = try #require(player.thumbnailAtCurrentTime())
+        #expect(picture.size == VideoSize(width: 320, height: 240))
+        #expect(FramePattern.frameNumber(in: picture) == 0)
+        // Bottom quarter: red on the left, blue on the right (RGBA, not BGRA).
+        let left = picture.pixel(x: 40, y: 220), right = picture.pixel(x: 280, y: 220)
+        #expect(left.r > 150 && left.b < 100)
+        #expect(right.b > 150 && right.r < 100)
+    }
+
+    @Test("anamorphic video is reported at its display size 480x240")
+    func anamorphic() async throws {
+        let player = try player("anamorphic.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        #expect(player.naturalSize == VideoSize(width: 480, height: 240))
+        #expect(player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 240))
+    }
+
+    @Test("audio only: prepared with no size and no thumbnail")
+    func audioOnly() async throws {
+        let player = try player("audio-only.m4a")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        #expect(abs(player.duration - 6) < 0.1)
+        #expect(player.naturalSize == .zero)
+        #expect(player.thumbnailAtCurrentTime() == nil)
+    }
+
+    @Test("plays at real time with the null audio output", arguments: ["frames.mp4", "video-only.mp4", "audio-only.m4a"])
+    func realTime(_ name: String) async throws {
+        let player = try player(name)
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.play()
+        let (media, wall) = try await measureAdvance(player, seconds: 2)
+        let ratio = media / wall
+        #expect(abs(ratio - 1) <= 0.1, "\(name): media advanced \(media) s in \(wall) s")
+        #expect(player.playbackState == .playing)
+    }
+
+    @Test("rate 2.0 plays twice as fast", arguments: ["frames.mp4", "video-only.mp4"])
+    func doubleRate(_ name: String) async throws {
+        let player = try player(name)
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.playbackRate = 2
+        player.play()
+        let (media, wall) = try await measureAdvance(player, seconds: 1.5)
+        let ratio = media / wall
+        #expect(abs(ratio - 2) <= 0.2, "\(name): media advanced \(media) s in \(wall) s at rate 2")
+    }
+
+    @Test("accurate seek to 5.0 shows frame 125")
+    func accurateSeek() async throws {
+        let player = try player("frames.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        let mark = events.count
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await events.waitSeek(from: mark))
+        #expect(abs(reached - 5.0) <= oneFrame)
+        let picture = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: picture) == 125)
+    }
+
+    @Test("keyframe seek lands on the keyframe before the target")
+    func keyframeSeek() async throws {
+        let player = try player("frames.mp4") { $0.accurateSeek = false }
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        let mark = events.count
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await events.waitSeek(from: mark))
+        // GOP 50 at 25 fps: keyframes at 0, 2, 4, ... seconds.
+        #expect(abs(reached - 4.0) <= oneFrame)
+        let picture = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: picture) == 100)
+    }
+
+    @Test("a seek while paused stays paused and shows the new frame")
+    func seekWhilePaused() async throws {
+        let player = try player("frames.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.play()
+        try await Task.sleep(for: .milliseconds(500))
+        player.pause()
+        let mark = events.count
+        player.currentPlaybackTime = 7.2
+        _ = try #require(await events.waitSeek(from: mark))
+        #expect(player.playbackState == .paused)
+        let picture = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: picture) == 180)
+        let held = player.currentPlaybackTime
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(abs(player.currentPlaybackTime - held) < 0.001)
+        #expect(FramePattern.frameNumber(in: try #require(player.thumbnailAtCurrentTime())) == 180)
+    }
+
+    @Test("short clip plays to the end once, then play() starts it again")
+    func endAndRestart() async throws {
+        let player = try player("short.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.play()
+        let reason = await events.waitFinish(timeout: 8)
+        #expect(reason == .playbackEnded)
+        #expect(player.playbackState == .stopped)
+        #expect(abs(player.currentPlaybackTime - 3) < 0.1)
+        let mark = events.count
+        player.play()
+        _ = await events.next(from: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(player.playbackState == .playing)
+        #expect(player.currentPlaybackTime > 0.3 && player.currentPlaybackTime < 1.5)
+        let finishes = events.events.filter { if case .finished = $0 { true } else { false } }
+        #expect(finishes.count == 1)
+    }
+
+    @Test("bad input ends in an error with the right code", arguments: [
+        ("missing.mp4", PlaybackError.Code.sourceNotFound), ("directory.mp4", .sourceNotFound),
+        ("empty.mp4", .unsupportedFormat), ("random.mp4", .unsupportedFormat),
+        ("text.mp4", .unsupportedFormat), ("truncated.mp4", .unsupportedFormat),
+    ])
+    func badInput(_ name: String, _ code: PlaybackError.Code) async throws {
+        let url = fixtureDirectory.appendingPathComponent(name)
+        let player = try FFmpegBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        let reason = await events.waitFinish(timeout: 10)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("\(name): expected an error, got \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == code, "\(name): \(error)")
+    }
+
+    @Test("frames output delivers natural-size RGBA pictures with rising timestamps")
+    func framesOutput() async throws {
+        let recorder = FrameRecorder()
+        let player = try player("frames.mp4", video: .frames(viewport: nil, handler: { recorder.add($0) }))
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.play()
+        try await Task.sleep(for: .seconds(1.5))
+        player.pause()
+        let frames = recorder.all.map(\.frame)
+        #expect(frames.count >= 25)
+        #expect(frames.allSatisfy { $0.size == VideoSize(width: 320, height: 240) })
+        let times = frames.map(\.presentationTime)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        for frame in frames.suffix(10) {
+            #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: frame.presentationTime))
+        }
+    }
+
+    @Test("stop, then prepare again")
+    func stopAndReprepare() async throws {
+        let player = try player("frames.mp4")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.play()
+        player.stop()
+        #expect(await events.waitFinish(timeout: 5) == .userExited)
+        let mark = events.count
+        player.prepareToPlay()
+        #expect(await events.next(from: mark, timeout: 10) { $0 == .preparedToPlay } != nil)
+    }
+}
+#endif
