@@ -1,8 +1,60 @@
 import Foundation
+import PlaybackConformance
 import PlaybackKit
 
-/// Runs the conformance suite (being written).
+/// `mediaplay conformance`: runs the conformance suite against one backend (`backendName`) or
+/// every registered one (nil), prints the matrix (or JSON with `json`) to stdout and progress
+/// lines to stderr. Returns 0 when every check passed, 1 when any failed, 2 on a usage error.
 func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only: Set<String>?) async -> Int32 {
-    FileHandle.standardError.write(Data("mediaplay: error: the conformance command is not built yet\n".utf8))
-    return 1
+    func complain(_ message: String) {
+        FileHandle.standardError.write(Data("mediaplay: error: \(message)\n".utf8))
+    }
+    let backends: [any PlaybackBackend]
+    if let backendName {
+        guard let backend = Backends.backend(named: backendName) else {
+            let known = Backends.all.map(\.name).joined(separator: ", ")
+            complain("unknown backend '\(backendName)'; known backends: \(known.isEmpty ? "none" : known)")
+            return 2
+        }
+        backends = [backend]
+    } else {
+        backends = Backends.all
+    }
+    guard !backends.isEmpty else {
+        complain("no backend is compiled in (build with a trait: GStreamer, FFmpeg, MPV or VLC)")
+        return 2
+    }
+    if let only {
+        let unknown = ConformanceSuite.unknownNames(in: only)
+        guard unknown.isEmpty else {
+            complain("unknown check(s) \(unknown.joined(separator: ", ")); known: \(ConformanceSuite.checkNames.joined(separator: ", "))")
+            return 2
+        }
+    }
+    var reports: [ConformanceReport] = []
+    for backend in backends {
+        let name = backend.name
+        let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
+        let report = await suite.run(only: only) { progress in
+            guard case .finished(let result) = progress else { return }
+            var line = "[\(name)] \(result.name): \(result.outcome.status) (\(String(format: "%.1f", result.seconds)) s)"
+            if let reason = result.outcome.reason { line += " — \(reason)" }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+        FileHandle.standardError.write(Data((report.summaryLine + "\n").utf8))
+        reports.append(report)
+    }
+    let matrix = ConformanceMatrix(reports: reports)
+    if json {
+        do {
+            FileHandle.standardOutput.write(try matrix.jsonData())
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        } catch {
+            complain("could not encode the report: \(error)")
+            return 1
+        }
+    } else {
+        FileHandle.standardOutput.write(Data(matrix.renderText().utf8))
+    }
+    return matrix.allPassed ? 0 : 1
 }

@@ -1,0 +1,229 @@
+import Foundation
+import PlaybackKit
+
+// MARK: - Outcomes a check throws
+
+/// Thrown by a check that found the player breaking the contract.
+struct CheckFailure: Error, CustomStringConvertible {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+    var description: String { reason }
+}
+
+/// Thrown by a check that cannot run here, for a reason the suite states.
+struct CheckSkip: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// Fails the check with `reason` unless `condition` holds.
+func expect(_ condition: Bool, _ reason: @autoclosure () -> String) throws {
+    if !condition { throw CheckFailure(reason()) }
+}
+
+/// Lets `seconds` of wall time pass on purpose, to measure or observe what happens meanwhile.
+func observe(for seconds: TimeInterval) async throws {
+    try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+}
+
+/// Samples `read` every `interval` seconds for `duration` seconds.
+func sample<T: Sendable>(every interval: TimeInterval, for duration: TimeInterval,
+                         _ read: () -> T) async throws -> [(time: TimeInterval, value: T)] {
+    var samples: [(time: TimeInterval, value: T)] = []
+    let start = monotonicNow()
+    while true {
+        let now = monotonicNow()
+        samples.append((now, read()))
+        if now - start >= duration { break }
+        try await observe(for: interval)
+    }
+    return samples
+}
+
+// MARK: - A player under test
+
+/// A player made for one check, with its events recorded from the start.
+final class CheckPlayer: Sendable {
+    let player: any MediaPlayback
+    let recorder: EventRecorder
+    /// What the `.frames` output delivered, when the player has one.
+    let frames: FrameCollector?
+    let url: URL
+
+    init(player: any MediaPlayback, recorder: EventRecorder, frames: FrameCollector?, url: URL) {
+        self.player = player
+        self.recorder = recorder
+        self.frames = frames
+        self.url = url
+    }
+
+    var mark: Int { recorder.mark }
+    var position: TimeInterval { player.currentPlaybackTime }
+
+    /// Prepares and waits for `.preparedToPlay`.
+    func prepare(timeout: TimeInterval = 10) async throws {
+        let mark = recorder.mark
+        player.prepareToPlay()
+        try await recorder.waitFor(".preparedToPlay", since: mark, timeout: timeout) { $0 == .preparedToPlay }
+    }
+
+    /// Plays and waits for `.playbackStateChanged(.playing)`.
+    func play(timeout: TimeInterval = 10) async throws {
+        let mark = recorder.mark
+        player.play()
+        try await recorder.waitFor(".playbackStateChanged(.playing)", since: mark, timeout: timeout) { $0 == .playbackStateChanged(.playing) }
+    }
+
+    /// Pauses and waits for `.playbackStateChanged(.paused)`.
+    func pause(timeout: TimeInterval = 5) async throws {
+        let mark = recorder.mark
+        player.pause()
+        try await recorder.waitFor(".playbackStateChanged(.paused)", since: mark, timeout: timeout) { $0 == .playbackStateChanged(.paused) }
+    }
+
+    /// Seeks and waits for a `.seekCompleted` near `target` (any, when `near` is nil);
+    /// returns the position it reports.
+    @discardableResult
+    func seek(to target: TimeInterval, near tolerance: TimeInterval? = 0.25, timeout: TimeInterval = 10) async throws -> TimeInterval {
+        let mark = recorder.mark
+        player.currentPlaybackTime = target
+        let expected = max(0, target)
+        let entry = try await recorder.waitFor(".seekCompleted after seeking to \(format(target))", since: mark, timeout: timeout) { event in
+            guard let position = event.seekPosition else { return false }
+            guard let tolerance else { return true }
+            return abs(position - expected) <= tolerance
+        }
+        return entry.event.seekPosition ?? 0
+    }
+
+    /// Waits for `.finished(.playbackEnded)` after `mark`.
+    func waitForEnd(since mark: Int, timeout: TimeInterval) async throws {
+        try await recorder.waitFor(".finished(.playbackEnded)", since: mark, timeout: timeout) { $0 == .finished(.playbackEnded) }
+    }
+
+    /// Waits until the position has reached `seconds`, reading it every 10 ms.
+    func waitForPosition(atLeast seconds: TimeInterval, timeout: TimeInterval) async throws {
+        let deadline = monotonicNow() + timeout
+        while position < seconds {
+            if monotonicNow() > deadline {
+                throw CheckFailure("the position did not reach \(format(seconds)) s within \(format(timeout)) s (it is \(format(position)) s, state \(player.playbackState))")
+            }
+            if let error = recorder.events().first(where: \.isError) {
+                throw CheckFailure("the player failed while playing: \(describe(error))")
+            }
+            try await observe(for: 0.01)
+        }
+    }
+
+    /// The frame number in `thumbnailAtCurrentTime()`; fails the check when there is no
+    /// picture or no readable number.
+    func thumbnailFrameNumber(_ context: String) throws -> Int {
+        guard let picture = player.thumbnailAtCurrentTime() else {
+            throw CheckFailure("\(context): thumbnailAtCurrentTime() is nil")
+        }
+        guard let number = FramePattern.frameNumber(in: picture) else {
+            throw CheckFailure("\(context): the thumbnail (\(picture.width)x\(picture.height)) carries no readable frame number")
+        }
+        return number
+    }
+
+    /// Every state named by `.playbackStateChanged` since `mark`.
+    func states(since mark: Int = 0) -> [PlaybackState] { recorder.events(since: mark).compactMap(\.state) }
+}
+
+// MARK: - What a check works with
+
+/// Makes players for one check from the suite's factory, and cleans up after it: every player
+/// is shut down and every local server stopped, whether the check passed, failed or hung.
+final class CheckContext: Sendable {
+    let fixtures: URL
+    private let factory: ConformanceSuite.Factory
+    private let players = Locked<[any MediaPlayback]>([])
+    private let servers = Locked<[LocalHTTPServer]>([])
+    private let closed = Locked(false)
+
+    init(fixtures: URL, factory: @escaping ConformanceSuite.Factory) {
+        self.fixtures = fixtures
+        self.factory = factory
+    }
+
+    /// The fixture's URL; skips the check when it is missing.
+    func fixture(_ name: String) throws -> URL {
+        let url = fixtures.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CheckSkip("fixture \(name) is missing from \(fixtures.path) (scripts/make-fixtures.sh makes it)")
+        }
+        return url
+    }
+
+    /// A fresh player for `url` with null audio, its events recorded from the start.
+    /// `frames`: a `.frames` output (into `viewport` when given) collected for the check.
+    func player(url: URL, frames: Bool = false, viewport: VideoSize? = nil,
+                configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> CheckPlayer {
+        guard !closed.get() else { throw CancellationError() }
+        let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let collector { options.videoOutput = .frames(viewport: viewport, handler: collector.handler) }
+        configure(&options)
+        let player: any MediaPlayback
+        do {
+            player = try factory(url, options)
+        } catch {
+            throw CheckFailure("making a player for \(url.lastPathComponent) threw: \(error)")
+        }
+        players.withLock { $0.append(player) }
+        let recorder = EventRecorder(player.events)
+        return CheckPlayer(player: player, recorder: recorder, frames: collector, url: url)
+    }
+
+    /// A fresh player for the fixture `name`.
+    func player(_ name: String, frames: Bool = false, viewport: VideoSize? = nil) throws -> CheckPlayer {
+        try player(url: fixture(name), frames: frames, viewport: viewport)
+    }
+
+    /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
+    /// after the check.
+    func httpServer() throws -> LocalHTTPServer {
+        guard !closed.get() else { throw CancellationError() }
+        let server: LocalHTTPServer
+        do {
+            server = try LocalHTTPServer(media: fixture("frames.mp4"))
+        } catch let skip as CheckSkip {
+            throw skip
+        } catch {
+            throw CheckFailure("the suite could not start its local HTTP server: \(error)")
+        }
+        servers.withLock { $0.append(server) }
+        return server
+    }
+
+    /// Shuts every player down (each call may take at most `limit` seconds) and stops the
+    /// servers. Returns a problem to report, if any.
+    func cleanUp(limit: TimeInterval = 2) async -> String? {
+        closed.set(true)
+        let made = players.withLock { list -> [any MediaPlayback] in
+            defer { list.removeAll() }
+            return list
+        }
+        var problems: [String] = []
+        for player in made {
+            let returned = await returnsWithin(limit) { player.shutdown() }
+            if !returned { problems.append("shutdown() did not return within \(format(limit)) s") }
+        }
+        for server in servers.withLock({ list -> [LocalHTTPServer] in defer { list.removeAll() }; return list }) {
+            server.stop()
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+}
+
+/// Runs `work` on another thread and reports whether it returned within `limit` seconds
+/// (a call that never returns is left behind on its thread).
+func returnsWithin(_ limit: TimeInterval, _ work: @escaping @Sendable () -> Void) async -> Bool {
+    let done = Watched(false)
+    Thread.detachNewThread {
+        work()
+        done.update { $0 = true }
+    }
+    return await done.wait(timeout: limit) { $0 }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import PlaybackKit
+
+/// Every public call returns within 50 ms, also while the engine is busy or the source stalls.
+enum DisciplineChecks {
+    static let all: [Check] = [duringPrepare, duringSeekStorm, whileOpenStalls, whilePlaybackStalls]
+
+    /// How long any public call may take.
+    static let callLimit: TimeInterval = 0.05
+
+    /// Calls every public member once (getters, setters with their current values, then
+    /// play/pause so that the player ends as `playing` says) and returns the slow ones.
+    static func callEveryMember(_ player: any MediaPlayback, playing: Bool) -> [String] {
+        var slow: [String] = []
+        func time(_ name: String, _ call: () -> Void) {
+            if let late = timed(name, call) { slow.append(late) }
+        }
+        time("isPreparedToPlay") { _ = player.isPreparedToPlay }
+        time("isPlaying") { _ = player.isPlaying }
+        time("playbackState") { _ = player.playbackState }
+        time("loadState") { _ = player.loadState }
+        var position: TimeInterval = 0
+        time("currentPlaybackTime (get)") { position = player.currentPlaybackTime }
+        time("duration") { _ = player.duration }
+        time("playableDuration") { _ = player.playableDuration }
+        time("bufferingProgress") { _ = player.bufferingProgress }
+        time("numberOfBytesTransferred") { _ = player.numberOfBytesTransferred }
+        time("naturalSize") { _ = player.naturalSize }
+        var mode = ScalingMode.aspectFit
+        time("scalingMode (get)") { mode = player.scalingMode }
+        time("scalingMode (set)") { player.scalingMode = mode }
+        var autoplay = false
+        time("shouldAutoplay (get)") { autoplay = player.shouldAutoplay }
+        time("shouldAutoplay (set)") { player.shouldAutoplay = autoplay }
+        var rate: Float = 1
+        time("playbackRate (get)") { rate = player.playbackRate }
+        time("playbackRate (set)") { player.playbackRate = rate }
+        var volume: Float = 1
+        time("playbackVolume (get)") { volume = player.playbackVolume }
+        time("playbackVolume (set)") { player.playbackVolume = volume }
+        time("thumbnailAtCurrentTime()") { _ = player.thumbnailAtCurrentTime() }
+        time("events") { _ = player.events }
+        time("prepareToPlay()") { player.prepareToPlay() }
+        time("currentPlaybackTime (set)") { player.currentPlaybackTime = position }
+        if playing {
+            time("pause()") { player.pause() }
+            time("play()") { player.play() }
+        } else {
+            time("play()") { player.play() }
+            time("pause()") { player.pause() }
+        }
+        return slow
+    }
+
+    /// Seeks to each target in turn, 10-20 ms apart, calling every member between seeks when
+    /// `everyMember`; returns the slow calls.
+    static func seekStorm(_ player: any MediaPlayback, targets: [TimeInterval], everyMember: Bool = false) async throws -> [String] {
+        var slow: [String] = []
+        for (index, target) in targets.enumerated() {
+            if let late = timed("currentPlaybackTime = \(format(target)) in a seek storm", { player.currentPlaybackTime = target }) {
+                slow.append(late)
+            }
+            if everyMember, index < targets.count - 1 {
+                for late in callEveryMember(player, playing: true) { slow.append(late + " in a seek storm") }
+            }
+            if index < targets.count - 1 {
+                try await observe(for: 0.010 + Double((index * 7) % 11) / 1000)
+            }
+        }
+        return slow
+    }
+
+    static let duringPrepare = Check("api.prompt-during-prepare", "every public call returns within 50 ms while the player prepares") { context in
+        let p = try context.player("frames.mp4")
+        let mark = p.mark
+        var slow: [String] = []
+        if let late = timed("prepareToPlay()", { p.player.prepareToPlay() }) { slow.append(late) }
+        var rounds = 0
+        while !p.recorder.events(since: mark).contains(.preparedToPlay) || rounds < 3 {
+            slow += callEveryMember(p.player, playing: false)
+            rounds += 1
+            if rounds > 2000 { break }
+            try await observe(for: 0.005)
+        }
+        try expect(slow.isEmpty, "slow calls while preparing: \(slow.prefix(6).joined(separator: ", "))")
+        try await p.recorder.waitFor(".preparedToPlay", since: mark, timeout: 10) { $0 == .preparedToPlay }
+    }
+
+    static let duringSeekStorm = Check("api.prompt-during-seek-storm", "every public call returns within 50 ms during a storm of seeks while playing") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.3, timeout: 5)
+        let mark = p.mark
+        let slow = try await seekStorm(p.player, targets: SeekChecks.stormTargets, everyMember: true)
+        try expect(slow.isEmpty, "slow calls: \(slow.prefix(6).joined(separator: ", "))")
+        let last = SeekChecks.stormTargets.last!
+        try await p.recorder.waitFor(".seekCompleted near \(format(last)) after the storm", since: mark, timeout: 10) {
+            guard let position = $0.seekPosition else { return false }
+            return abs(position - last) <= 0.1
+        }
+    }
+
+    static let whileOpenStalls = Check("api.prompt-while-open-stalls", "every public call, stop() and shutdown() return within 50 ms while the source stalls during opening (local HTTP)", timeout: 40) { context in
+        let server = try context.httpServer()
+        try await NetworkChecks.requireHTTP(context, server)
+        let p = try context.player(url: server.url("/stall-open.mp4"))
+        let mark = p.mark
+        var slow: [String] = []
+        if let late = timed("prepareToPlay()", { p.player.prepareToPlay() }) { slow.append(late) }
+        try await observe(for: 1.5)
+        let early = p.recorder.events(since: mark)
+        try expect(!early.contains(.preparedToPlay), "prepared from a source that stalls before its index: \(summary(early))")
+        for _ in 0..<3 {
+            slow += callEveryMember(p.player, playing: false)
+            try await observe(for: 0.1)
+        }
+        if let late = timed("stop()", { p.player.stop() }) { slow.append(late) }
+        if let late = timed("shutdown()", { p.player.shutdown() }) { slow.append(late) }
+        try expect(slow.isEmpty, "slow calls while the source stalls: \(slow.prefix(6).joined(separator: ", "))")
+        let ended = await p.recorder.waitForStreamEnd(timeout: 5)
+        try expect(ended, "the event stream did not end within 5 s of shutdown() while the source stalls")
+    }
+
+    static let whilePlaybackStalls = Check("api.prompt-while-playback-stalls", "every public call, stop() and shutdown() return within 50 ms while playback waits for a stalled source (local HTTP)", timeout: 45) { context in
+        let server = try context.httpServer()
+        try await NetworkChecks.requireHTTP(context, server)
+        let p = try context.player(url: server.url("/stall-play.mp4"))
+        try await p.prepare()
+        try await p.play()
+        try await NetworkChecks.waitForStall(p)
+        var slow: [String] = []
+        for _ in 0..<3 {
+            slow += callEveryMember(p.player, playing: true)
+            try await observe(for: 0.1)
+        }
+        if let late = timed("currentPlaybackTime = 8 (into the missing data)", { p.player.currentPlaybackTime = 8 }) { slow.append(late) }
+        try await observe(for: 0.3)
+        slow += callEveryMember(p.player, playing: true)
+        if let late = timed("stop()", { p.player.stop() }) { slow.append(late) }
+        if let late = timed("shutdown()", { p.player.shutdown() }) { slow.append(late) }
+        try expect(slow.isEmpty, "slow calls while the source stalls: \(slow.prefix(6).joined(separator: ", "))")
+        let ended = await p.recorder.waitForStreamEnd(timeout: 5)
+        try expect(ended, "the event stream did not end within 5 s of shutdown() while the source stalls")
+    }
+}
+
+/// Playing over HTTP from the local server.
+enum NetworkChecks {
+    static let all: [Check] = [open, stallLoadState]
+
+    /// Skips the check when the backend cannot open http at all (http.open reports that).
+    static func requireHTTP(_ context: CheckContext, _ server: LocalHTTPServer) async throws {
+        let url = server.url("/media.mp4")
+        let probe = try context.player(url: url)
+        do {
+            try await probe.prepare(timeout: 10)
+        } catch let failure as CheckFailure {
+            throw CheckSkip("the backend cannot open http at all (\(url.absoluteString): \(failure.reason)); http.open reports it")
+        }
+        probe.player.shutdown()
+    }
+
+    /// Waits until playback stalls: `.stalled` in the load state, or the position stands
+    /// still for 1 s while playing. Fails after 15 s.
+    static func waitForStall(_ p: CheckPlayer) async throws {
+        let deadline = monotonicNow() + 15
+        var last = p.position, since = monotonicNow()
+        while monotonicNow() < deadline {
+            if p.player.loadState.contains(.stalled) { return }
+            let now = p.position
+            if now != last {
+                last = now
+                since = monotonicNow()
+            } else if monotonicNow() - since >= 1.0 {
+                return
+            }
+            if let finish = p.recorder.events().first(where: \.isFinished) {
+                throw CheckFailure("playback of a stalling source finished instead of waiting: \(describe(finish))")
+            }
+            try await observe(for: 0.02)
+        }
+        throw CheckFailure("playback of a source that stops sending data never stalled within 15 s (position \(format(p.position)) s)")
+    }
+
+    static let open = Check("http.open", "frames.mp4 over http from a local server prepares, plays and counts the bytes read") { context in
+        let server = try context.httpServer()
+        let p = try context.player(url: server.url("/media.mp4"))
+        try await p.prepare()
+        try expect(abs(p.player.duration - 10) <= TimeChecks.frame + 0.001, "over http the duration is \(format(p.player.duration)) s, expected 10")
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.8, timeout: 5)
+        try expect(p.player.numberOfBytesTransferred > 0, "numberOfBytesTransferred is \(p.player.numberOfBytesTransferred) after playing over http")
+        let shown = try p.thumbnailFrameNumber("playing over http")
+        try expect(abs(shown - FramePattern.frame(at: p.position)) <= 3, "playing over http at \(format(p.position)) s the picture is frame \(shown)")
+    }
+
+    static let stallLoadState = Check("http.stall-load-state", "when the source stops sending, loadState becomes .stalled (with its event) and the position holds", timeout: 40) { context in
+        let server = try context.httpServer()
+        try await requireHTTP(context, server)
+        let p = try context.player(url: server.url("/stall-play.mp4"))
+        try await p.prepare()
+        let mark = p.mark
+        try await p.play()
+        try await p.recorder.waitFor(".loadStateChanged with .stalled", since: mark, timeout: 15) { event in
+            if case .loadStateChanged(let state) = event { return state.contains(.stalled) }
+            return false
+        }
+        try expect(p.player.loadState.contains(.stalled), "after the stalled event loadState is \(p.player.loadState)")
+        try await observe(for: 0.3)
+        let held = p.position
+        try await observe(for: 1.0)
+        try expect(abs(p.position - held) <= 0.05, "stalled, the position moved from \(format(held)) s to \(format(p.position)) s")
+        try expect(held < 9.5, "stalled at \(format(held)) s, past the data the server sent")
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import PlaybackKit
+
+/// Natural size, size changes, thumbnails, `.frames` order.
+enum PictureChecks {
+    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, framesOrder]
+
+    /// Prepares `fixture` and checks `naturalSize` and the `.naturalSizeAvailable` event.
+    static func expectSize(_ context: CheckContext, _ fixture: String, _ expected: VideoSize) async throws {
+        let p = try context.player(fixture)
+        try await p.prepare()
+        try expect(p.player.naturalSize == expected, "\(fixture): naturalSize is \(p.player.naturalSize), expected \(expected)")
+        let sizes = p.recorder.events().compactMap { event -> VideoSize? in
+            if case .naturalSizeAvailable(let size) = event { return size }
+            return nil
+        }
+        try expect(sizes == [expected], "\(fixture): .naturalSizeAvailable events \(sizes), expected [\(expected)]")
+        if let picture = p.player.thumbnailAtCurrentTime() {
+            try expect(picture.size == expected, "\(fixture): the thumbnail is \(picture.size), expected the natural size \(expected)")
+        } else {
+            throw CheckFailure("\(fixture): thumbnailAtCurrentTime() is nil after prepare")
+        }
+    }
+
+    static let naturalSize = Check("picture.natural-size", "naturalSize and .naturalSizeAvailable give 320x240 for frames.mp4; the thumbnail has that size") { context in
+        try await expectSize(context, "frames.mp4", VideoSize(width: 320, height: 240))
+    }
+
+    static let anamorphic = Check("picture.anamorphic", "the pixel aspect is applied: anamorphic.mp4 (320x240 stored, 3:2 pixels) is 480x240") { context in
+        try await expectSize(context, "anamorphic.mp4", VideoSize(width: 480, height: 240))
+    }
+
+    static let sizeChange = Check("picture.size-change", "a size change mid-stream sends .naturalSizeAvailable again (size-change.ts: 320x240, then 480x360)") { context in
+        let p = try context.player("size-change.ts", frames: true)
+        try await p.prepare()
+        let first = VideoSize(width: 320, height: 240), second = VideoSize(width: 480, height: 360)
+        try expect(p.player.naturalSize == first, "at the start naturalSize is \(p.player.naturalSize), expected \(first)")
+        let mark = p.mark
+        try await p.play()
+        try await p.recorder.waitFor(".naturalSizeAvailable(\(second))", since: mark, timeout: 6) { $0 == .naturalSizeAvailable(second) }
+        try expect(p.player.naturalSize == second, "after the change naturalSize is \(p.player.naturalSize), expected \(second)")
+        let position = p.position
+        try expect(position >= 1.8, ".naturalSizeAvailable(\(second)) came at \(format(position)) s, before the change at 2 s")
+        _ = try await p.frames!.waitFor("a \(second) frame", since: 0, timeout: 3) { $0.size == second }
+        _ = try p.thumbnailFrameNumber("after the size change")
+        let picture = p.player.thumbnailAtCurrentTime()
+        try expect(picture?.size == second, "after the size change the thumbnail is \(picture.map { "\($0.size)" } ?? "nil"), expected \(second)")
+    }
+
+    static let thumbnailCurrent = Check("picture.thumbnail-current", "thumbnailAtCurrentTime() is the frame at currentPlaybackTime (±1 frame)") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        try await p.play()
+        for stop in [1.2, 2.5] {
+            try await p.waitForPosition(atLeast: stop, timeout: 5)
+            try await p.pause()
+            let position = p.position
+            let expected = FramePattern.frame(at: position)
+            let shown = try p.thumbnailFrameNumber("paused at \(format(position)) s")
+            try expect(abs(shown - expected) <= 1, "paused at \(format(position)) s (frame \(expected)) the thumbnail is frame \(shown)")
+            if let picture = p.player.thumbnailAtCurrentTime() {
+                try expect(picture.size == VideoSize(width: 320, height: 240), "the thumbnail is \(picture.size), not the natural 320x240")
+                try expect(abs(picture.presentationTime - FramePattern.time(ofFrame: shown)) <= 0.021,
+                           "the thumbnail of frame \(shown) says presentationTime \(format(picture.presentationTime))")
+            }
+            try await p.play()
+        }
+        try await p.pause()
+        try await p.seek(to: 6.2)
+        let shown = try p.thumbnailFrameNumber("after a seek to 6.2 s")
+        try expect(abs(shown - FramePattern.frame(at: p.position)) <= 1, "at \(format(p.position)) s after a seek the thumbnail is frame \(shown)")
+    }
+
+    static let thumbnailAudioOnly = Check("picture.thumbnail-audio-only", "audio only: thumbnailAtCurrentTime() is nil, naturalSize zero, no .naturalSizeAvailable") { context in
+        let p = try context.player("audio-only.m4a")
+        try await p.prepare()
+        try expect(p.player.thumbnailAtCurrentTime() == nil, "audio only, prepared: thumbnailAtCurrentTime() is not nil")
+        try expect(p.player.naturalSize == .zero, "audio only: naturalSize is \(p.player.naturalSize)")
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.5, timeout: 5)
+        try expect(p.player.thumbnailAtCurrentTime() == nil, "audio only, playing: thumbnailAtCurrentTime() is not nil")
+        let sizes = p.recorder.events().filter { if case .naturalSizeAvailable = $0 { true } else { false } }
+        try expect(sizes.isEmpty, "audio only: \(summary(sizes))")
+    }
+
+    static let framesOrder = Check("picture.frames-order", ".frames delivers natural-size frames in presentation order, timestamps rising and matching the picture") { context in
+        let p = try context.player("frames.mp4", frames: true)
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 2.0, timeout: 6)
+        try await p.pause()
+        let records = p.frames!.records
+        try expect(records.count >= 40, "only \(records.count) frames delivered for 2 s of playback")
+        for (index, record) in records.enumerated() {
+            try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
+            guard let number = record.number else { throw CheckFailure("delivered frame \(index) carries no readable frame number") }
+            try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
+                       "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
+        }
+        for (index, (previous, next)) in zip(records, records.dropFirst()).enumerated() {
+            // The first picture may be presented again when playback starts; nothing else may repeat.
+            if index == 0, next.presentationTime == previous.presentationTime { continue }
+            try expect(next.presentationTime > previous.presentationTime,
+                       "presentation times do not rise: frame \(previous.number ?? -1) at \(format(previous.presentationTime)) then frame \(next.number ?? -1) at \(format(next.presentationTime))")
+        }
+        let numbers = records.compactMap(\.number)
+        let skipped = zip(numbers, numbers.dropFirst()).filter { $1 - $0 > 1 }.count
+        try expect(skipped <= numbers.count / 10, "\(skipped) gaps in \(numbers.count) frames at normal speed")
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import PlaybackKit
+
+/// Playback rate and volume.
+enum RateVolumeChecks {
+    static let all: [Check] = [double, half, volume]
+
+    static let double = Check("rate.double", "playbackRate 2.0 advances the position and the picture twice as fast (±15%)") { context in
+        try await TimeChecks.realTime(context, fixture: "frames.mp4", rate: 2.0, tolerance: 0.15)
+    }
+
+    static let half = Check("rate.half", "playbackRate 0.5 advances the position and the picture half as fast (±15%)") { context in
+        try await TimeChecks.realTime(context, fixture: "frames.mp4", rate: 0.5, tolerance: 0.15)
+    }
+
+    static let volume = Check("volume.round-trip", "playbackVolume set/get round-trips before and after prepare and while playing; stays within 0...1") { context in
+        let p = try context.player("frames.mp4")
+        try expect(p.player.playbackVolume == 1, "playbackVolume starts at \(p.player.playbackVolume), expected 1")
+        p.player.playbackVolume = 0.25
+        try expect(p.player.playbackVolume == 0.25, "before prepare: set 0.25, read \(p.player.playbackVolume)")
+        try await p.prepare()
+        try expect(p.player.playbackVolume == 0.25, "after prepare the volume reads \(p.player.playbackVolume), set 0.25 before")
+        try await p.play()
+        for value: Float in [0.5, 0, 0.75, 1] {
+            p.player.playbackVolume = value
+            try expect(p.player.playbackVolume == value, "while playing: set \(value), read \(p.player.playbackVolume)")
+        }
+        p.player.playbackVolume = 1.7
+        try expect((0...1).contains(p.player.playbackVolume), "set 1.7, read \(p.player.playbackVolume): outside 0...1")
+        p.player.playbackVolume = -0.3
+        try expect((0...1).contains(p.player.playbackVolume), "set -0.3, read \(p.player.playbackVolume): outside 0...1")
+        p.player.playbackVolume = 0.6
+        try await p.waitForPosition(atLeast: 0.5, timeout: 5)
+        try expect(p.player.playbackVolume == 0.6, "while playing: set 0.6, read \(p.player.playbackVolume)")
+        try expect(p.player.isPlaying, "changing the volume stopped playback (state \(p.player.playbackState))")
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import PlaybackKit
+
+/// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative.
+enum SeekChecks {
+    static let all: [Check] = [accurateFrame, pausedShowsFrame, beforePrepare, storm, pastEnd, negative]
+
+    /// How far an accurate seek's reported position may be from the target.
+    static let landing = 0.5 / FramePattern.frameRate + 0.001
+
+    static let accurateFrame = Check("seek.accurate-frame", "an accurate seek lands on the exact frame (thumbnail frame number, ±0)") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        for target in [5.0, 3.53, 7.96, 0.44, 9.0] {
+            let reached = try await p.seek(to: target, near: nil)
+            let expected = FramePattern.frame(at: target)
+            try expect(abs(reached - FramePattern.time(ofFrame: expected)) <= landing || abs(reached - target) <= landing,
+                       "seek to \(format(target)) s: .seekCompleted(\(format(reached))), expected \(format(target)) s")
+            let shown = try p.thumbnailFrameNumber("after the seek to \(format(target)) s")
+            try expect(shown == expected, "seek to \(format(target)) s shows frame \(shown), expected frame \(expected)")
+            let position = p.position
+            try expect(abs(position - reached) <= 0.001, "after the seek to \(format(target)) s the position is \(format(position)) s, the seek reported \(format(reached))")
+        }
+    }
+
+    static let pausedShowsFrame = Check("seek.paused-shows-frame", "a seek while paused stays paused and shows (and presents) the new frame") { context in
+        let p = try context.player("frames.mp4", frames: true)
+        try await p.prepare()
+        let mark = p.mark
+        let frameMark = p.frames?.count ?? 0
+        try await p.seek(to: 2.0)
+        try await observe(for: 0.3)
+        let states = p.states(since: mark)
+        try expect(!states.contains(.playing), "a seek while paused started playing: \(states)")
+        try expect(p.player.playbackState == .paused, "after a seek while paused the state is \(p.player.playbackState)")
+        let shown = try p.thumbnailFrameNumber("after the seek to 2 s while paused")
+        try expect(shown == 50, "after the seek to 2 s the thumbnail is frame \(shown), expected 50")
+        let presented = try await p.frames!.waitFor("presented frame 50", since: frameMark, timeout: 2) { $0.number == 50 }
+        try expect(abs(presented.presentationTime - 2.0) <= 0.021, "frame 50 was presented with time \(format(presented.presentationTime)), expected 2")
+        let position = p.position
+        try await observe(for: 0.4)
+        try expect(p.position == position && abs(position - 2.0) <= landing, "paused after the seek the position is \(format(position)) then \(format(p.position)), expected 2 held still")
+        let last = p.frames?.records.last?.number
+        try expect(last == 50, "the last presented frame is \(last.map(String.init) ?? "unreadable"), expected 50")
+    }
+
+    static let beforePrepare = Check("seek.before-prepare", "a seek requested before prepare is applied once prepared") { context in
+        let p = try context.player("frames.mp4")
+        p.player.currentPlaybackTime = 4.0
+        try await p.prepare()
+        let position = p.position
+        try expect(abs(position - 4.0) <= landing, "prepared after a seek to 4 s, the position is \(format(position)) s")
+        try expect(p.player.playbackState == .paused, "prepared after a seek, the state is \(p.player.playbackState)")
+        let shown = try p.thumbnailFrameNumber("prepared after a seek to 4 s")
+        try expect(shown == 100, "prepared after a seek to 4 s, the picture is frame \(shown), expected 100")
+        try await p.play()
+        try await p.waitForPosition(atLeast: 4.3, timeout: 3)
+        let playing = try p.thumbnailFrameNumber("playing from 4 s")
+        try expect(playing >= 100 && playing < 150, "playing from 4 s shows frame \(playing)")
+    }
+
+    /// Targets of the storm: spread over the clip, the last far from every other.
+    static let stormTargets: [Double] = [1.0, 8.2, 2.4, 7.1, 0.6, 5.3, 3.3, 8.8, 1.7, 4.4, 7.8, 2.9, 8.5, 0.9, 6.0]
+
+    static let storm = Check("seek.storm", "15 seeks 10-20 ms apart while playing end with a .seekCompleted at the last target, none after it, and play on from there") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.3, timeout: 5)
+        let last = stormTargets.last!
+        // Slow calls are api.prompt-during-seek-storm's business; here only the outcome counts.
+        _ = try await DisciplineChecks.seekStorm(p.player, targets: stormTargets)
+        let completed = try await p.recorder.waitFor(".seekCompleted near the last target \(format(last)) s", since: 0, timeout: 10) { event in
+            guard let position = event.seekPosition else { return false }
+            return abs(position - last) <= landing + 0.05
+        }
+        try await observe(for: 1.0)
+        let after = p.recorder.entries(since: 0).filter { $0.time > completed.time }.compactMap(\.event.seekPosition)
+        try expect(after.isEmpty, "after .seekCompleted(\(format(last))) more seeks completed: \(after.map(format))")
+        try expect(p.player.playbackState == .playing, "after the storm the state is \(p.player.playbackState), expected playing")
+        let position = p.position
+        try expect(position >= last && position <= last + 2.5, "1 s after the storm ended at \(format(last)) s the position is \(format(position)) s")
+        let shown = try p.thumbnailFrameNumber("after the storm")
+        try expect(shown >= FramePattern.frame(at: last) && shown <= FramePattern.frame(at: last + 2.5),
+                   "after the storm ended at \(format(last)) s the picture is frame \(shown)")
+    }
+
+    static let pastEnd = Check("seek.past-end", "a seek past the end while playing finishes cleanly: one .finished(.playbackEnded), stopped at the end") { context in
+        let p = try context.player("short.mp4")
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.3, timeout: 5)
+        let mark = p.mark
+        p.player.currentPlaybackTime = 10
+        try await p.waitForEnd(since: mark, timeout: 5)
+        try await observe(for: 0.5)
+        let finishes = p.recorder.events(since: mark).filter(\.isFinished)
+        try expect(finishes == [.finished(.playbackEnded)], "after a seek past the end: \(summary(finishes)), expected one .finished(.playbackEnded)")
+        try expect(p.player.playbackState == .stopped, "after a seek past the end the state is \(p.player.playbackState)")
+        let duration = p.player.duration
+        try expect(abs(p.position - duration) <= 0.1, "after a seek past the end the position is \(format(p.position)) s, duration \(format(duration)) s")
+    }
+
+    static let negative = Check("seek.negative", "a seek to a negative time clamps to 0 and shows frame 0") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        try await p.seek(to: 3.0)
+        let reached = try await p.seek(to: -5, near: nil)
+        try expect(reached >= 0 && reached <= landing, "a seek to -5 s reported .seekCompleted(\(format(reached))), expected 0")
+        try expect(p.position >= 0 && p.position <= landing, "after a seek to -5 s the position is \(format(p.position)) s")
+        let shown = try p.thumbnailFrameNumber("after a seek to -5 s")
+        try expect(shown == 0, "after a seek to -5 s the picture is frame \(shown), expected 0")
+        let errors = p.recorder.events().filter(\.isError)
+        try expect(errors.isEmpty, "a negative seek failed the player: \(summary(errors))")
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import PlaybackKit
+
+/// The conformance suite: every check of the `MediaPlayback` contract, run against one
+/// backend (or any player factory) with the fixtures `scripts/make-fixtures.sh` writes.
+///
+/// Each check gets a fresh player, its own deadline (a check that does not finish in time
+/// fails as a hang) and a clean-up that shuts every player it made down. Checks run one after
+/// another, never in parallel. A failed check is a value in the report, never a crash.
+public struct ConformanceSuite: Sendable {
+    /// Makes the player under test for a URL and options.
+    public typealias Factory = @Sendable (URL, PlaybackOptions) throws -> any MediaPlayback
+
+    /// The name the report shows for the players under test.
+    public let backendName: String
+    /// The engine and its version, as the report shows it.
+    public let engineVersion: String
+    /// The folder with the fixtures.
+    public let fixtures: URL
+    private let factory: Factory
+
+    /// A suite for the players `factory` makes. `name` labels the report's column.
+    public init(name: String = "custom", engineVersion: String = "", fixtures: URL, factory: @escaping Factory) {
+        self.backendName = name
+        self.engineVersion = engineVersion
+        self.fixtures = fixtures
+        self.factory = factory
+    }
+
+    /// A suite for a registered backend.
+    public init(backend: any PlaybackBackend, fixtures: URL) {
+        self.init(name: backend.name, engineVersion: backend.engineVersion, fixtures: fixtures) { url, options in
+            try backend.makePlayer(url: url, options: options)
+        }
+    }
+
+    // MARK: - The checks
+
+    /// Every check, in the order they run.
+    static let checks: [Check] =
+        LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
+        + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
+
+    /// The name and a one-line description of every check, in the order they run.
+    public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }
+
+    /// The names of every check.
+    public static var checkNames: [String] { checks.map(\.name) }
+
+    /// The checks `only` selects: a check's full name, or its family (the part before the
+    /// dot, e.g. "seek"). Nil selects all.
+    static func selected(_ only: Set<String>?) -> [Check] {
+        guard let only else { return checks }
+        return checks.filter { check in
+            only.contains(check.name) || only.contains(String(check.name.prefix { $0 != "." }))
+        }
+    }
+
+    /// The names in `only` that select no check.
+    public static func unknownNames(in only: Set<String>) -> [String] {
+        only.filter { selected([$0]).isEmpty }.sorted()
+    }
+
+    // MARK: - Running
+
+    /// Runs the checks (those `only` selects, or all) one after another and reports each.
+    /// `progress` hears about every check as it starts and ends.
+    public func run(only: Set<String>? = nil,
+                    progress: (@Sendable (ConformanceProgress) -> Void)? = nil) async -> ConformanceReport {
+        let started = Date()
+        var results: [CheckResult] = []
+        for check in Self.selected(only) {
+            progress?(.started(check: check.name))
+            let result = await run(check)
+            results.append(result)
+            progress?(.finished(result))
+        }
+        return ConformanceReport(backend: backendName, engineVersion: engineVersion, started: started,
+                                 seconds: Date().timeIntervalSince(started), results: results)
+    }
+
+    /// Runs one check with a fresh context, racing it against its deadline.
+    private func run(_ check: Check) async -> CheckResult {
+        let context = CheckContext(fixtures: fixtures, factory: factory)
+        let start = monotonicNow()
+        let outcome = Watched<CheckOutcome?>(nil)
+        let settle: @Sendable (CheckOutcome) -> Void = { result in
+            outcome.update { if $0 == nil { $0 = result } }
+        }
+        let task = Task.detached {
+            do {
+                try await check.body(context)
+                settle(.pass)
+            } catch let failure as CheckFailure {
+                settle(.fail(failure.reason))
+            } catch let skip as CheckSkip {
+                settle(.skipped(skip.reason))
+            } catch is CancellationError {
+                settle(.fail("cancelled"))
+            } catch {
+                settle(.fail("unexpected error: \(error)"))
+            }
+        }
+        let finished = await outcome.wait(timeout: check.timeout) { $0 != nil }
+        if !finished {
+            settle(.fail("hang: the check did not finish within \(format(check.timeout)) s"))
+            task.cancel()
+        }
+        var result = outcome.read { $0 } ?? .fail("no outcome")
+        if let problem = await context.cleanUp() {
+            if case .fail(let reason) = result {
+                result = .fail(reason + "; " + problem)
+            } else {
+                result = .fail(problem)
+            }
+        }
+        return CheckResult(name: check.name, outcome: result, seconds: monotonicNow() - start)
+    }
+}
+
+/// What `ConformanceSuite.run` tells its progress handler.
+public enum ConformanceProgress: Sendable {
+    /// A check is starting.
+    case started(check: String)
+    /// A check ended with this result.
+    case finished(CheckResult)
+}
+
+/// One check: a stable name, what it proves, its deadline and its body.
+struct Check: Sendable {
+    let name: String
+    let summary: String
+    let timeout: TimeInterval
+    let body: @Sendable (CheckContext) async throws -> Void
+
+    init(_ name: String, _ summary: String, timeout: TimeInterval = 30,
+         _ body: @escaping @Sendable (CheckContext) async throws -> Void) {
+        self.name = name
+        self.summary = summary
+        self.timeout = timeout
+        self.body = body
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import PlaybackBackends
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+// MARK: - Fixtures and backends for the conformance tests
+
+/// The fixtures folder, made by scripts/make-fixtures.sh when its stamp is missing.
+enum TestFixtures {
+    /// The checkout's root.
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The fixtures folder, made once per process.
+    static let folder: Result<URL, FixtureError> = {
+        let folder = root.appendingPathComponent("Fixtures")
+        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(".stamp").path) { return .success(folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [root.appendingPathComponent("scripts/make-fixtures.sh").path, folder.path]
+        do {
+            try process.run()
+            process.waitUntilExit()
+        } catch {
+            return .failure(FixtureError(description: "could not run scripts/make-fixtures.sh: \(error)"))
+        }
+        guard process.terminationStatus == 0 else {
+            return .failure(FixtureError(description: "scripts/make-fixtures.sh exited with \(process.terminationStatus)"))
+        }
+        return .success(folder)
+    }()
+
+    /// The folder, or the error making it.
+    static func ensure() throws -> URL { try folder.get() }
+
+    /// Why the fixtures could not be made.
+    struct FixtureError: Error, CustomStringConvertible {
+        let description: String
+    }
+}
+
+/// The names of the backends compiled into this build.
+func compiledBackendNames() -> [String] {
+    PlaybackBackends.registerBuiltIns()
+    return Backends.all.map(\.name)
+}
+
+/// Every conformance test, one after another (playback suites must not run in parallel).
+@Suite(.serialized) enum ConformanceRuns {}
+
+// MARK: - The whole suite per backend
+
+extension ConformanceRuns {
+    @Suite struct ConformanceSuiteTests {
+        @Test("the whole conformance suite passes", arguments: compiledBackendNames())
+        func wholeSuite(backend name: String) async throws {
+            let fixtures = try TestFixtures.ensure()
+            let backend = try #require(Backends.backend(named: name))
+            let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
+            let report = await suite.run { progress in
+                guard case .finished(let result) = progress else { return }
+                let reason = result.outcome.reason.map { " — \($0)" } ?? ""
+                FileHandle.standardError.write(Data("[\(name)] \(result.name): \(result.outcome.status)\(reason)\n".utf8))
+            }
+            FileHandle.standardError.write(Data(report.renderText().utf8))
+            #expect(report.results.count == ConformanceSuite.checkNames.count)
+            for result in report.results {
+                if case .fail(let reason) = result.outcome {
+                    Issue.record("\(name) failed \(result.name): \(reason)")
+                }
+            }
+        }
+
+        @Test("check names are unique and every family of the contract is covered")
+        func catalogue() {
+            let names = ConformanceSuite.checkNames
+            #expect(Set(names).count == names.count)
+            let families = Set(names.map { String($0.prefix { $0 != "." }) })
+            for family in ["lifecycle", "time", "seek", "end", "picture", "rate", "volume", "bad-input", "api", "http"] {
+                #expect(families.contains(family), "no check in family \(family)")
+            }
+            #expect(ConformanceSuite.unknownNames(in: ["seek", "time.smooth", "no.such-check"]) == ["no.such-check"])
+        }
+
+        @Test("the report renders as a matrix and round-trips through JSON")
+        func reportFormats() throws {
+            let results = [
+                CheckResult(name: "lifecycle.prepared", outcome: .pass, seconds: 0.5),
+                CheckResult(name: "seek.storm", outcome: .fail("hang: the check did not finish within 30 s"), seconds: 30),
+                CheckResult(name: "http.open", outcome: .skipped("fixture frames.mp4 is missing"), seconds: 0),
+            ]
+            let matrix = ConformanceMatrix(reports: [
+                ConformanceReport(backend: "one", engineVersion: "1.0", started: Date(timeIntervalSince1970: 0), seconds: 31, results: results),
+                ConformanceReport(backend: "two", engineVersion: "2.0", started: Date(timeIntervalSince1970: 0), seconds: 1, results: [results[0]]),
+            ])
+            let text = matrix.renderText()
+            #expect(text.contains("seek.storm"))
+            #expect(text.contains("HANG"))
+            #expect(text.contains("one: 1 passed, 1 failed, 1 skipped of 3"))
+            #expect(!matrix.allPassed)
+            let decoded = try JSONDecoder.iso8601.decode(ConformanceMatrix.self, from: matrix.jsonData())
+            #expect(decoded == matrix)
+        }
+    }
+}
+
+extension JSONDecoder {
+    /// A decoder for the report's ISO 8601 dates.
+    static var iso8601: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import PlaybackBackends
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+/// One deliberate fault, the checks run against it, and the ones that must fail.
+struct FaultCase: Sendable, CustomTestStringConvertible {
+    let fault: FaultyPlayer.Fault
+    /// The checks run: those that must fail and a sample of unrelated ones that must pass.
+    let sample: [String]
+    let mustFail: Set<String>
+    /// Text every failure's reason must contain.
+    let reasonContains: String
+
+    var testDescription: String { fault.rawValue }
+
+    static let all: [FaultCase] = [
+        FaultCase(fault: .jumpsAheadAfterResume,
+                  sample: ["time.resume-no-jump", "time.pause-holds", "time.smooth", "lifecycle.prepared"],
+                  mustFail: ["time.resume-no-jump"], reasonContains: "leapt ahead"),
+        FaultCase(fault: .reportsEndForBrokenFile,
+                  sample: ["bad-input.empty", "bad-input.random", "bad-input.nonexistent", "bad-input.scheme-ftp",
+                           "lifecycle.prepared", "end.finished-once"],
+                  mustFail: ["bad-input.empty", "bad-input.random", "bad-input.nonexistent", "bad-input.scheme-ftp"],
+                  reasonContains: "finished(playbackEnded)"),
+        FaultCase(fault: .ignoresSeekBeforePrepare,
+                  sample: ["seek.before-prepare", "seek.accurate-frame", "seek.negative", "lifecycle.prepared"],
+                  mustFail: ["seek.before-prepare"], reasonContains: "prepared after a seek to 4 s"),
+        FaultCase(fault: .positionRunsBackwards,
+                  sample: ["time.smooth", "time.pause-holds", "lifecycle.prepared", "seek.accurate-frame"],
+                  mustFail: ["time.smooth"], reasonContains: "went back"),
+        FaultCase(fault: .neverCompletesSeeks,
+                  sample: ["seek.accurate-frame", "seek.storm", "seek.negative", "lifecycle.prepared", "time.smooth"],
+                  mustFail: ["seek.accurate-frame", "seek.storm", "seek.negative"], reasonContains: ".seekCompleted"),
+        FaultCase(fault: .blocksInSeek,
+                  sample: ["seek.negative", "lifecycle.autoplay-off"],
+                  mustFail: ["seek.negative"], reasonContains: "hang"),
+        FaultCase(fault: .slowThumbnail,
+                  sample: ["api.prompt-during-prepare", "lifecycle.prepared", "picture.natural-size"],
+                  mustFail: ["api.prompt-during-prepare"], reasonContains: "thumbnailAtCurrentTime() took"),
+        FaultCase(fault: .swapsFramePairs,
+                  sample: ["picture.frames-order", "picture.natural-size", "picture.thumbnail-current"],
+                  mustFail: ["picture.frames-order"], reasonContains: "do not rise"),
+        FaultCase(fault: .endsTwice,
+                  sample: ["end.finished-once", "lifecycle.prepared", "seek.negative"],
+                  mustFail: ["end.finished-once"], reasonContains: "exactly one"),
+        FaultCase(fault: .stopsSilently,
+                  sample: ["lifecycle.stop", "lifecycle.state-order", "lifecycle.prepared", "lifecycle.autoplay-on"],
+                  mustFail: ["lifecycle.stop", "lifecycle.state-order"], reasonContains: "userExited"),
+        FaultCase(fault: .ignoresRate,
+                  sample: ["rate.double", "volume.round-trip", "lifecycle.prepared"],
+                  mustFail: ["rate.double"], reasonContains: "expected 2x"),
+    ]
+}
+
+/// The real backend the faulty players wrap: mpv when compiled in, else the first one.
+func backendForFaults() -> (any PlaybackBackend)? {
+    PlaybackBackends.registerBuiltIns()
+    return Backends.backend(named: "mpv") ?? Backends.all.first
+}
+
+extension ConformanceRuns {
+    /// Each deliberately faulty player fails exactly the checks it should, and passes the rest
+    /// of its sample: proof that every family of checks can fail.
+    @Suite(.enabled(if: backendForFaults() != nil, "needs a compiled-in backend"))
+    struct FaultyPlayerTests {
+        @Test("a faulty player fails exactly the checks it should", arguments: FaultCase.all)
+        func failsExactly(_ faultCase: FaultCase) async throws {
+            let fixtures = try TestFixtures.ensure()
+            let backend = try #require(backendForFaults())
+            let fault = faultCase.fault
+            let suite = ConformanceSuite(name: "\(backend.name)+\(fault.rawValue)", fixtures: fixtures) { url, options in
+                try FaultyPlayer.make(fault, backend: backend, url: url, options: options)
+            }
+            let report = await suite.run(only: Set(faultCase.sample))
+            #expect(report.results.count == faultCase.sample.count)
+            let failed = Set(report.failures.map(\.name))
+            #expect(failed == faultCase.mustFail, "\(fault.rawValue): failed \(failed.sorted()), expected \(faultCase.mustFail.sorted())\n\(report.renderText())")
+            #expect(report.skips.isEmpty, "\(fault.rawValue): skipped \(report.skips.map(\.name))")
+            for failure in report.failures where faultCase.mustFail.contains(failure.name) {
+                #expect(failure.outcome.reason?.contains(faultCase.reasonContains) == true,
+                        "\(failure.name) failed for another reason: \(failure.outcome.reason ?? "")")
+            }
+        }
+    }
+}
