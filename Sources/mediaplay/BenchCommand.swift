@@ -1,7 +1,114 @@
 import Foundation
 import PlaybackKit
 
-/// Runs the benchmark (being written).
+/// `mediaplay bench [--backend NAME|all] [--json|--markdown] [--runs N]`: measures each
+/// backend against its engine's own command-line player on the same generated media, in
+/// alternating runs, and prints medians, ratios and whether each target is met.
 func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
-    throw PlaybackError(code: .invalidArgument, message: "the bench command is not built yet")
+    try arguments.check(known: ["--backend", "--json", "--markdown", "--runs"])
+    guard arguments.operands.isEmpty else {
+        throw PlaybackError(code: .invalidArgument, message: "bench takes no operands (it generates its own media)")
+    }
+    let runsText = arguments.value("--runs") ?? "3"
+    guard let runs = Int(runsText), (1...50).contains(runs) else {
+        throw PlaybackError(code: .invalidArgument, message: "--runs takes a count from 1 to 50, not '\(runsText)'")
+    }
+    let wanted = arguments.value("--backend") ?? "all"
+    let backends: [any PlaybackBackend] = wanted.lowercased() == "all" ? Backends.all : [try Backends.resolve(wanted)]
+    guard !backends.isEmpty else {
+        throw PlaybackError(code: .backendUnavailable, message: "no backend is compiled in")
+    }
+
+    let bench = try Bench(runs: runs)
+    let started = monotonicSeconds()
+    let folder = Mediaplay.packageRoot().appendingPathComponent("Fixtures/bench")
+    let (media, mediaSeconds) = try await BenchMedia.prepare(in: folder, log: Bench.log)
+    var reports: [BackendReport] = []
+    for backend in backends {
+        reports.append(await bench.measure(backend, media: media))
+    }
+    let result = BenchResult(
+        machine: MachineInfo.current(), runs: runs,
+        command: "swift run -c release mediaplay bench --backend \(wanted)" + (runs == 3 ? "" : " --runs \(runs)"),
+        reports: reports, targets: checkTargets(reports),
+        mediaSeconds: mediaSeconds, totalSeconds: monotonicSeconds() - started)
+    if arguments.flag("--json") {
+        print(result.json)
+    } else if arguments.flag("--markdown") {
+        print(result.markdown)
+    } else {
+        print(result.text)
+    }
+    return reports.contains { $0.unavailable == nil } ? 0 : 1
+}
+
+/// One bench run's settings and the per-backend sequence of measurements.
+struct Bench {
+    let runs: Int
+    /// The path of this very binary: children run the same build as the bench.
+    let mediaplay: String
+    let unprivileged = Unprivileged.ifRoot()
+    /// Seconds the concurrency search may take per backend.
+    static let concurrencyBudget: TimeInterval = 50
+    /// The time the thumbnails are taken at.
+    static let thumbnailTime = 7.0
+
+    init(runs: Int) throws {
+        self.runs = runs
+        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            throw PlaybackError(code: .engine, message: "bench: cannot find this program's path in /proc/self/exe")
+        }
+        mediaplay = path
+    }
+
+    /// Progress lines on stderr (the table goes to stdout).
+    static let log: @Sendable (String) -> Void = { line in
+        FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+    }
+
+    /// Every measurement of one backend, in this order: whole-process playback and
+    /// thumbnails first (nothing of the engine loaded in this process yet), then the in-process
+    /// measurements.
+    func measure(_ backend: any PlaybackBackend, media: BenchMedia) async -> BackendReport {
+        let started = monotonicSeconds()
+        let log = Self.log
+        let own = OwnPlayer.of(backend: backend.name, unprivileged: unprivileged)
+        var report = BackendReport(
+            name: backend.name, engineVersion: backend.engineVersion,
+            ownPlayer: own?.label ?? "none", ownPlayerVersion: await own?.version() ?? "none")
+        defer { log(String(format: "%@ done in %.0f s", backend.name, monotonicSeconds() - started)) }
+        log("\(backend.name) (\(backend.engineVersion)) against \(report.ownPlayer) (\(report.ownPlayerVersion))")
+
+        // A backend that cannot make a player (not built yet, engine missing) is reported as such.
+        do {
+            let probe = try backend.makePlayer(url: URL(fileURLWithPath: media.playbackFile),
+                                               options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+            await shutDown(probe)
+        } catch {
+            report.unavailable = "\(error)"
+            log("  unavailable: \(error)")
+            return report
+        }
+        guard let own else {
+            report.unavailable = "the bench knows no own player for the engine '\(backend.name)'"
+            return report
+        }
+
+        let processes = ProcessMeasurements(mediaplay: mediaplay, media: media, runs: runs, log: log)
+        log("  playback CPU and peak memory: \(BenchMedia.playback.summary), \(runs) runs each")
+        (report.playNone, report.playFrames, report.playOwn) = await processes.playback(backend: backend.name, own: own)
+        log("  thumbnail at \(Self.thumbnailTime) s")
+        let scratch = FileManager.default.temporaryDirectory
+        (report.thumbnail, report.thumbnailFFmpeg) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)
+
+        let inProcess = InProcessMeasurements(media: media, runs: runs, log: log)
+        log("  time to prepared")
+        (report.prepare, report.prepareCold, report.pictureReadyWhenPrepared) = await inProcess.timeToPrepared(backend: backend)
+        log("  accurate seeks")
+        (report.seeks, report.seekWorstMiss) = await inProcess.seekLatency(backend: backend)
+        log("  concurrency: \(BenchMedia.concurrency.summary), .frames output, null audio")
+        report.concurrency = await ConcurrencyMeasurement(media: media, budget: Self.concurrencyBudget, log: log).run(backend: backend)
+        report.seconds = monotonicSeconds() - started
+        return report
+    }
 }

@@ -1,0 +1,247 @@
+import Foundation
+import PlaybackKit
+
+/// Everything one bench run produced, ready to print.
+struct BenchResult: Sendable {
+    var machine: MachineInfo
+    var runs: Int
+    var command: String
+    var reports: [BackendReport]
+    var targets: [TargetCheck]
+    var mediaSeconds: Double
+    var totalSeconds: Double
+}
+
+// MARK: - Rows
+
+/// One line of the table.
+private struct Row {
+    var backend: String
+    var metric: String
+    var ours: String
+    var reference: String
+    var ratio: String
+    var target: String
+    var met: String
+}
+
+private func ms(_ seconds: Double?) -> String { seconds.map { String(format: "%.0f ms", $0 * 1000) } ?? "—" }
+private func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
+
+/// A median, or the reason it is missing.
+private func figure(_ series: Series, _ format: String) -> String {
+    if let failure = series.failure, series.values.isEmpty { return "failed: " + shorten(failure) }
+    return number(series.median, format)
+}
+
+private func shorten(_ text: String, to limit: Int = 70) -> String {
+    let line = text.replacingOccurrences(of: "\n", with: " ")
+    return line.count <= limit ? line : String(line.prefix(limit - 1)) + "…"
+}
+
+private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
+    let name = report.name
+    if let unavailable = report.unavailable {
+        return [Row(backend: name, metric: "unavailable", ours: shorten(unavailable), reference: "", ratio: "", target: "", met: "")]
+    }
+    func verdict(_ prefix: String) -> String {
+        targets.first { $0.backend == name && $0.target.hasPrefix(prefix) }?.verdict ?? "—"
+    }
+    let own = "\(report.ownPlayer)"
+    var list: [Row] = []
+    list.append(Row(backend: name, metric: "playback CPU .none (CPU s per media s)",
+                    ours: figure(report.playNone.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f") + " " + own,
+                    ratio: number(report.cpuRatio, "%.3f×"), target: String(format: "≤ %.2f×", report.cpuLimit),
+                    met: verdict("playback CPU")))
+    list.append(Row(backend: name, metric: "playback CPU .frames (RGBA to a handler)",
+                    ours: figure(report.playFrames.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f"),
+                    ratio: number(report.framesCPURatio, "%.3f×"), target: "—", met: "—"))
+    list.append(Row(backend: name, metric: "peak memory .none (MiB)",
+                    ours: figure(report.playNone.peakMiB, "%.1f"), reference: figure(report.playOwn.peakMiB, "%.1f"),
+                    ratio: number(report.memoryExcess, "%+.1f MiB"), target: "≤ +20 MiB", met: verdict("peak memory")))
+    let framesExcess = report.playFrames.peakMiB.median.flatMap { ours in report.playOwn.peakMiB.median.map { ours - $0 } }
+    list.append(Row(backend: name, metric: "peak memory .frames (MiB)",
+                    ours: figure(report.playFrames.peakMiB, "%.1f"), reference: figure(report.playOwn.peakMiB, "%.1f"),
+                    ratio: number(framesExcess, "%+.1f MiB"), target: "—", met: "—"))
+    list.append(Row(backend: name, metric: "thumbnail at 7 s, whole process (s)",
+                    ours: figure(report.thumbnail, "%.3f"), reference: figure(report.thumbnailFFmpeg, "%.3f") + " ffmpeg",
+                    ratio: number(report.thumbnailRatio, "%.3f×"),
+                    target: name == "ffmpeg" ? "≤ 1.00×" : "—", met: name == "ffmpeg" ? verdict("thumbnail") : "—"))
+    var prepared = report.prepare.values.isEmpty && report.prepare.failure != nil
+        ? "failed: " + shorten(report.prepare.failure!) : ms(report.prepare.median)
+    if let cold = report.prepareCold { prepared += " (first \(ms(cold)))" }
+    if !report.pictureReadyWhenPrepared { prepared += " (no picture when prepared!)" }
+    list.append(Row(backend: name, metric: "time to prepared, 1080p (median)", ours: prepared, reference: "", ratio: "", target: "", met: ""))
+    var seek = report.seeks.values.isEmpty && report.seeks.failure != nil
+        ? "failed: " + shorten(report.seeks.failure!) : "\(ms(report.seekP50)) / \(ms(report.seekP95))"
+    if let miss = report.seekWorstMiss { seek += String(format: " (worst miss %.0f ms)", miss * 1000) }
+    if report.seeks.failure != nil, !report.seeks.values.isEmpty { seek += " (then failed: \(shorten(report.seeks.failure!, to: 40)))" }
+    list.append(Row(backend: name, metric: "accurate seek p50 / p95, 720p 60 s (20 seeks)", ours: seek, reference: "", ratio: "", target: "", met: ""))
+    let concurrency = report.concurrency
+    var players: String
+    if let failure = concurrency.failure {
+        players = "failed: " + shorten(failure)
+    } else {
+        players = "\(concurrency.maxPlayers)"
+        if let failed = concurrency.firstFailure {
+            players += " (\(failed.players) failed: \(shorten(failed.reason ?? "", to: 50)))"
+        } else if concurrency.cappedByTime {
+            players += " or more (time budget)"
+        } else if concurrency.maxPlayers == ConcurrencyMeasurement.counts.last {
+            players += " or more (largest step)"
+        }
+    }
+    list.append(Row(backend: name, metric: "concurrent 480p players at real time", ours: players, reference: "", ratio: "", target: "", met: ""))
+    return list
+}
+
+// MARK: - Text and Markdown
+
+extension BenchResult {
+    private var header: [String] {
+        [
+            "PlaybackKit bench, \(machine.date)",
+            "machine: \(machine.summary)",
+            "media: \(BenchMedia.playback.summary) (playback, memory, prepare, thumbnail); \(BenchMedia.seeking.summary) (seeks); \(BenchMedia.concurrency.summary) (concurrency)",
+            "runs: \(runs) of each configuration, alternating; medians. Command: \(command)",
+        ]
+    }
+
+    /// A plain-text table.
+    var text: String {
+        let all = reports.flatMap { rows($0, targets: targets) }
+        let titles = Row(backend: "backend", metric: "measure", ours: "PlaybackKit", reference: "reference", ratio: "ratio", target: "target", met: "met")
+        let columns: [(Row) -> String] = [\.backend, \.metric, \.ours, \.reference, \.ratio, \.target, \.met]
+        let widths = columns.map { column in ([titles] + all).map { column($0).count }.max() ?? 0 }
+        func line(_ row: Row) -> String {
+            zip(columns, widths).map { column, width in
+                let cell = column(row)
+                return cell + String(repeating: " ", count: max(0, width - cell.count))
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        var lines = header + [""]
+        lines.append(line(titles))
+        var previous = ""
+        for row in all {
+            if row.backend != previous, previous != "" { lines.append("") }
+            previous = row.backend
+            lines.append(line(row))
+        }
+        lines.append("")
+        lines.append("targets:")
+        for check in targets {
+            lines.append("  [\(check.verdict)] \(check.backend): \(check.target): \(check.figure)")
+        }
+        lines.append(String(format: "bench took %.0f s (media generation %.0f s)", totalSeconds, mediaSeconds))
+        return lines.joined(separator: "\n")
+    }
+
+    /// The same table in Markdown, for the README.
+    var markdown: String {
+        let all = reports.flatMap { rows($0, targets: targets) }
+        var lines = header.map { $0 + "  " }
+        lines.append("")
+        lines.append("| backend | measure | PlaybackKit | reference | ratio | target | met |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for row in all {
+            let cells = [row.backend, row.metric, row.ours, row.reference, row.ratio, row.target, row.met]
+                .map { $0.replacingOccurrences(of: "|", with: "\\|") }
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        for check in targets {
+            lines.append("- **\(check.verdict)** \(check.backend): \(check.target): \(check.figure)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+// MARK: - JSON
+
+extension BenchResult {
+    /// Every figure, raw values included.
+    var json: String {
+        func series(_ s: Series) -> [String: Any] {
+            var object: [String: Any] = ["values": s.values]
+            if let median = s.median { object["median"] = median }
+            if let failure = s.failure { object["failure"] = failure }
+            return object
+        }
+        func playback(_ p: PlaybackSeries) -> [String: Any] {
+            ["cpuSecondsPerMediaSecond": series(p.cpu), "peakMiB": series(p.peakMiB), "wallSeconds": series(p.wall)]
+        }
+        let backends: [[String: Any]] = reports.map { report in
+            var object: [String: Any] = [
+                "name": report.name, "engineVersion": report.engineVersion,
+                "ownPlayer": report.ownPlayer, "ownPlayerVersion": report.ownPlayerVersion,
+                "seconds": report.seconds,
+            ]
+            if let unavailable = report.unavailable {
+                object["unavailable"] = unavailable
+                return object
+            }
+            object["playback"] = [
+                "none": playback(report.playNone), "frames": playback(report.playFrames), "ownPlayer": playback(report.playOwn),
+                "cpuRatio": report.cpuRatio as Any, "framesCPURatio": report.framesCPURatio as Any,
+                "memoryExcessMiB": report.memoryExcess as Any,
+            ]
+            object["thumbnail"] = [
+                "atSeconds": 7, "mediaplaySeconds": series(report.thumbnail), "ffmpegSeconds": series(report.thumbnailFFmpeg),
+                "ratio": report.thumbnailRatio as Any,
+            ]
+            object["timeToPrepared"] = [
+                "seconds": series(report.prepare), "firstSeconds": report.prepareCold as Any,
+                "pictureReady": report.pictureReadyWhenPrepared,
+            ]
+            object["accurateSeek"] = [
+                "seconds": series(report.seeks), "p50": report.seekP50 as Any, "p95": report.seekP95 as Any,
+                "worstMissSeconds": report.seekWorstMiss as Any, "seed": InProcessMeasurements.seekSeed,
+            ]
+            object["concurrency"] = [
+                "maxPlayers": report.concurrency.maxPlayers,
+                "failure": report.concurrency.failure as Any,
+                "cappedByTime": report.concurrency.cappedByTime,
+                "steps": report.concurrency.steps.map { step -> [String: Any] in
+                    ["players": step.players, "passed": step.passed, "worstDriftSeconds": step.worstDrift,
+                     "worstFrameShare": step.worstFrameShare, "reason": step.reason as Any, "seconds": step.seconds]
+                },
+            ]
+            return object
+        }
+        let object: [String: Any] = [
+            "date": machine.date,
+            "machine": [
+                "processor": machine.processor, "cores": machine.cores, "memoryGiB": machine.memoryGiB,
+                "system": machine.system, "kernel": machine.kernel, "build": machine.build,
+            ],
+            "command": command,
+            "runs": runs,
+            "media": [BenchMedia.playback, BenchMedia.seeking, BenchMedia.concurrency].map {
+                ["label": $0.label, "width": $0.width, "height": $0.height, "fps": $0.framesPerSecond,
+                 "seconds": $0.seconds, "gopSeconds": $0.gopSeconds, "file": $0.fileName]
+            },
+            "backends": backends,
+            "targets": targets.map { check -> [String: Any] in
+                ["backend": check.backend, "target": check.target, "figure": check.figure, "met": check.met as Any]
+            },
+            "mediaGenerationSeconds": mediaSeconds,
+            "totalSeconds": totalSeconds,
+        ]
+        let cleaned = Self.replacingNils(object)
+        guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.prettyPrinted, .sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// JSONSerialization cannot write `Optional.none`: turn it into NSNull, at every depth.
+    private static func replacingNils(_ value: Any) -> Any {
+        if let dictionary = value as? [String: Any] { return dictionary.mapValues { replacingNils($0) } }
+        if let array = value as? [Any] { return array.map { replacingNils($0) } }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return NSNull() }
+            return replacingNils(wrapped)
+        }
+        if let double = value as? Double, !double.isFinite { return NSNull() }
+        return value
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import PlaybackKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one finished child process cost, read from `wait4`'s resource usage.
+struct ChildUsage: Sendable {
+    /// The exit code, or nil when a signal ended the process.
+    var exitCode: Int32?
+    /// The signal that ended the process, if any.
+    var signal: Int32?
+    /// User CPU seconds (the child and every descendant it waited for).
+    var userSeconds: Double
+    /// System CPU seconds (likewise).
+    var systemSeconds: Double
+    /// Peak resident set size in KiB (`ru_maxrss`).
+    var peakResidentKiB: Int
+    /// Wall seconds from spawn to exit.
+    var wallSeconds: Double
+    /// True when the bench killed the child because it outlived its time limit.
+    var timedOut: Bool
+    /// The last lines the child wrote to stderr (kept for error reports).
+    var errorTail: String
+    /// What the child wrote to stdout, when asked for.
+    var output = ""
+
+    /// User plus system CPU seconds.
+    var cpuSeconds: Double { userSeconds + systemSeconds }
+    /// Exited by itself with status 0.
+    var succeeded: Bool { exitCode == 0 && !timedOut }
+
+    /// One line saying why the child failed.
+    var failureDescription: String {
+        var text: String
+        if timedOut {
+            text = String(format: "killed after %.0f s (time limit)", wallSeconds)
+        } else if let signal {
+            text = "ended by signal \(signal)"
+        } else {
+            text = "exit status \(exitCode ?? -1)"
+        }
+        let tail = errorTail.split(separator: "\n").suffix(2).joined(separator: " | ")
+        if !tail.isEmpty { text += ": " + tail }
+        return text
+    }
+}
+
+/// The monotonic clock in seconds, for wall-time figures.
+func monotonicSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
+/// Starts child processes with `posix_spawn` and reaps them with `wait4`, so that their CPU
+/// time and peak memory are known exactly (Foundation's `Process` reaps children itself and
+/// drops the resource usage).
+enum ChildProcess {
+    /// Runs `arguments` (looked up on PATH) with stdin and stdout on /dev/null, stderr kept,
+    /// `environment` added to this process's environment, in its own process group. The child
+    /// (and its group) is killed if it outlives `timeLimit` seconds.
+    static func run(_ arguments: [String], environment extra: [String: String] = [:], timeLimit: TimeInterval,
+                    keepOutput: Bool = false) async throws -> ChildUsage {
+        precondition(!arguments.isEmpty)
+        let stem = FileManager.default.temporaryDirectory
+            .appendingPathComponent("mediaplay-bench-\(getpid())-\(UUID().uuidString)").path
+        let errorPath = stem + ".stderr"
+        let outputPath = keepOutput ? stem + ".stdout" : "/dev/null"
+        defer {
+            unlink(errorPath)
+            if keepOutput { unlink(outputPath) }
+        }
+
+        let started = monotonicSeconds()
+        let pid = try spawn(arguments, environment: extra, outputPath: outputPath, errorPath: errorPath)
+        var usage = await reap(pid, timeLimit: timeLimit)
+        usage.wallSeconds = monotonicSeconds() - started
+        if let data = FileManager.default.contents(atPath: errorPath) {
+            usage.errorTail = String(decoding: data.suffix(2000), as: UTF8.self)
+        }
+        if keepOutput, let data = FileManager.default.contents(atPath: outputPath) {
+            usage.output = String(decoding: data, as: UTF8.self)
+        }
+        return usage
+    }
+
+    // MARK: - Spawning
+
+    private static func spawn(_ arguments: [String], environment extra: [String: String], outputPath: String, errorPath: String) throws -> pid_t {
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in extra { environment[key] = value }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaultSignals = sigset_t()
+        sigemptyset(&defaultSignals)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD] { sigaddset(&defaultSignals, signal) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaultSignals)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard status == 0 else {
+            throw PlaybackError(code: .engine, message: "bench: cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+        }
+        return pid
+    }
+
+    // MARK: - Reaping
+
+    /// Waits on a thread of its own for `pid` to exit (killing its group at `timeLimit`), then
+    /// reaps it with `wait4` for its resource usage.
+    private static func reap(_ pid: pid_t, timeLimit: TimeInterval) async -> ChildUsage {
+        await withCheckedContinuation { (continuation: CheckedContinuation<ChildUsage, Never>) in
+            // `exited` turns true once the child is a zombie; the timer kills only before that,
+            // so it never signals a recycled process id.
+            let exited = Locked(false)
+            let killed = Locked(false)
+            // After a normal exit the timer still fires once and finds nothing to do.
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit) {
+                exited.withLock { hasExited in
+                    guard !hasExited else { return }
+                    killed.set(true)
+                    kill(-pid, SIGKILL)
+                }
+            }
+            let waiter = Thread {
+                var info = siginfo_t()
+                while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
+                exited.set(true)
+                var status: Int32 = 0
+                var usage = rusage()
+                while wait4(pid, &status, 0, &usage) == -1, errno == EINTR {}
+                let signal = status & 0x7F
+                continuation.resume(returning: ChildUsage(
+                    exitCode: signal == 0 ? (status >> 8) & 0xFF : nil,
+                    signal: signal == 0 ? nil : signal,
+                    userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+                    systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+                    peakResidentKiB: Int(usage.ru_maxrss),
+                    wallSeconds: 0,
+                    timedOut: killed.get(),
+                    errorTail: ""))
+            }
+            waiter.start()
+        }
+    }
+
+    /// Runs a short command (a tool's `--version`) and returns its standard output, or nil
+    /// when it cannot run or fails.
+    static func output(of arguments: [String], environment: [String: String] = [:]) async -> String? {
+        guard let usage = try? await run(arguments, environment: environment, timeLimit: 20, keepOutput: true),
+              usage.succeeded else { return nil }
+        return usage.output
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import PlaybackKit
+
+// MARK: - Statistics
+
+/// Medians and percentiles of small samples.
+enum Statistics {
+    /// The median (mean of the middle two for an even count); nil when empty.
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// The nearest-rank percentile (`fraction` in 0...1); nil when empty.
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+        return sorted[min(sorted.count, max(1, rank)) - 1]
+    }
+
+    /// `a / b` when both are there and b is not zero.
+    static func ratio(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a, let b, b > 0 else { return nil }
+        return a / b
+    }
+}
+
+// MARK: - Figures of one backend
+
+/// Everything the bench measured for one backend.
+struct BackendReport: Sendable {
+    var name: String
+    var engineVersion: String
+    var ownPlayer: String
+    var ownPlayerVersion: String
+    /// Set when the backend could not be measured at all.
+    var unavailable: String?
+
+    var playNone = PlaybackSeries()
+    var playFrames = PlaybackSeries()
+    var playOwn = PlaybackSeries()
+    var thumbnail = Series()
+    var thumbnailFFmpeg = Series()
+    var prepare = Series()
+    var prepareCold: Double?
+    var pictureReadyWhenPrepared = true
+    var seeks = Series()
+    var seekWorstMiss: Double?
+    var concurrency = ConcurrencyResult()
+    var seconds = 0.0
+
+    var cpuRatio: Double? { Statistics.ratio(playNone.cpu.median, playOwn.cpu.median) }
+    var framesCPURatio: Double? { Statistics.ratio(playFrames.cpu.median, playOwn.cpu.median) }
+    var thumbnailRatio: Double? { Statistics.ratio(thumbnail.median, thumbnailFFmpeg.median) }
+    /// Peak memory of `mediaplay play` (.none) over the own player's, MiB.
+    var memoryExcess: Double? {
+        guard let ours = playNone.peakMiB.median, let theirs = playOwn.peakMiB.median else { return nil }
+        return ours - theirs
+    }
+    var seekP50: Double? { Statistics.percentile(seeks.values, 0.5) }
+    var seekP95: Double? { Statistics.percentile(seeks.values, 0.95) }
+
+    /// The most the adapter's playback CPU may be of its engine's own player.
+    var cpuLimit: Double { name == "ffmpeg" ? 1.10 : 1.05 }
+}
+
+// MARK: - Targets
+
+/// One target from the requirements, checked against the figures.
+struct TargetCheck: Sendable {
+    var backend: String
+    var target: String
+    var figure: String
+    /// nil: not measured.
+    var met: Bool?
+
+    var verdict: String {
+        switch met {
+        case true?: "met"
+        case false?: "MISSED"
+        case nil: "not measured"
+        }
+    }
+}
+
+/// The targets: playback CPU ≤ 1.05× the engine's own player (the FFmpeg engine ≤ 1.10×
+/// `ffmpeg -re -f null` and the lowest of the four), thumbnail with the FFmpeg engine ≤ 1.0×
+/// the ffmpeg command, peak memory ≤ the own player's + 20 MiB.
+func checkTargets(_ reports: [BackendReport]) -> [TargetCheck] {
+    var checks: [TargetCheck] = []
+    for report in reports {
+        let limit = report.cpuLimit
+        checks.append(TargetCheck(
+            backend: report.name,
+            target: String(format: "playback CPU (.none) ≤ %.2f× %@", limit, report.ownPlayer),
+            figure: report.cpuRatio.map { String(format: "%.3f×", $0) } ?? "—",
+            met: report.cpuRatio.map { $0 <= limit }))
+        checks.append(TargetCheck(
+            backend: report.name,
+            target: "peak memory ≤ own player + 20 MiB",
+            figure: report.memoryExcess.map { String(format: "%+.1f MiB", $0) } ?? "—",
+            met: report.memoryExcess.map { $0 <= 20 }))
+    }
+    if let ffmpeg = reports.first(where: { $0.name == "ffmpeg" }) {
+        let others = reports.filter { $0.name != "ffmpeg" }
+        let measured = others.compactMap { report in report.playNone.cpu.median.map { (report.name, $0) } }
+        var met: Bool?
+        var figure = "—"
+        if let own = ffmpeg.playNone.cpu.median {
+            let lowestOther = measured.min { $0.1 < $1.1 }
+            figure = String(format: "%.3f", own) + (lowestOther.map { String(format: " vs %@ %.3f", $0.0, $0.1) } ?? "")
+            met = measured.allSatisfy { own <= $0.1 }
+            if measured.count < others.count { figure += " (\(measured.count) of \(others.count) others measured)" }
+        }
+        checks.append(TargetCheck(backend: "ffmpeg", target: "lowest playback CPU (.none) of the adapters", figure: figure, met: met))
+        checks.append(TargetCheck(
+            backend: "ffmpeg", target: "thumbnail ≤ 1.0× ffmpeg -ss 7 -i F -frames:v 1",
+            figure: ffmpeg.thumbnailRatio.map { String(format: "%.3f×", $0) } ?? "—",
+            met: ffmpeg.thumbnailRatio.map { $0 <= 1.0 }))
+    }
+    return checks
+}
+
+// MARK: - Machine
+
+/// The machine and build the figures come from.
+struct MachineInfo: Sendable {
+    var processor: String
+    var cores: Int
+    var memoryGiB: Double
+    var system: String
+    var kernel: String
+    var build: String
+    var date: String
+
+    static func current() -> MachineInfo {
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
+        let pretty = release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { String($0.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "Linux"
+        var names = utsname()
+        uname(&names)
+        let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        #if DEBUG
+        let build = "debug build (use swift run -c release for real figures)"
+        #else
+        let build = "release build"
+        #endif
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return MachineInfo(
+            processor: model, cores: ProcessInfo.processInfo.activeProcessorCount,
+            memoryGiB: Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824,
+            system: pretty, kernel: kernel, build: build, date: formatter.string(from: Date()))
+    }
+
+    var summary: String {
+        String(format: "%@, %d cores, %.1f GiB RAM, %@ (Linux %@), %@", processor, cores, memoryGiB, system, kernel, build)
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import PlaybackKit
+
+// MARK: - The engines' own players
+
+/// The command-line player that ships with an engine, run on the same file as the adapter.
+struct OwnPlayer: Sendable {
+    /// How the table names it, e.g. "mpv --vo=null --ao=null".
+    var label: String
+    /// The command that plays `file` to the end at real time with its outputs discarded.
+    var command: @Sendable (String) -> [String]
+    /// Added to the environment of that command.
+    var environment: [String: String] = [:]
+    /// The command that prints the player's version.
+    var versionCommand: [String]
+    /// Which line of that output names the version (0-based).
+    var versionLine = 0
+
+    /// The own player of the backend called `name`, or nil for a backend the bench does not know.
+    static func of(backend name: String, unprivileged: Unprivileged?) -> OwnPlayer? {
+        switch name {
+        case "mpv":
+            return OwnPlayer(
+                label: "mpv --vo=null --ao=null",
+                command: { ["mpv", "--no-config", "--vo=null", "--ao=null", "--really-quiet", $0] },
+                versionCommand: ["mpv", "--no-config", "--version"])
+        case "gstreamer":
+            return OwnPlayer(
+                label: "gst-launch-1.0 playbin (fakesink sync=true)",
+                command: { file in
+                    ["gst-launch-1.0", "-q", "playbin", "uri=\(URL(fileURLWithPath: file).absoluteString)",
+                     "video-sink=fakesink sync=true", "audio-sink=fakesink sync=true"]
+                },
+                versionCommand: ["gst-launch-1.0", "--version"], versionLine: 1)
+        case "ffmpeg":
+            return OwnPlayer(
+                label: "ffmpeg -re -i F -f null -",
+                command: { ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", $0, "-f", "null", "-"] },
+                versionCommand: ["ffmpeg", "-version"])
+        case "vlc":
+            // VLC refuses to run as root: when the bench is root, run it as nobody.
+            let prefix = unprivileged?.prefix ?? []
+            let environment = unprivileged.map { ["HOME": $0.home] } ?? [:]
+            return OwnPlayer(
+                label: "cvlc --vout=dummy --aout=dummy --play-and-exit" + (unprivileged == nil ? "" : " (as nobody)"),
+                command: { prefix + ["cvlc", "--quiet", "--vout=dummy", "--aout=dummy", "--play-and-exit", "--no-video-title-show", $0] },
+                environment: environment,
+                versionCommand: prefix + ["cvlc", "--version"])
+        default:
+            return nil
+        }
+    }
+
+    /// The player's version line, or "unknown".
+    func version() async -> String {
+        guard let text = await ChildProcess.output(of: versionCommand, environment: environment) else { return "unknown" }
+        let lines = text.split(separator: "\n")
+        guard versionLine < lines.count else { return "unknown" }
+        let words = lines[versionLine].split(separator: " ")
+        // "mpv 0.35.1 Copyright ...", "ffmpeg version 5.1.9 ...", "VLC version 3.0.24 ...".
+        return words.prefix(words.count > 2 && words[1] == "version" ? 3 : 2).joined(separator: " ")
+    }
+}
+
+/// How to run a command as the unprivileged user `nobody` (for VLC when the bench is root).
+struct Unprivileged: Sendable {
+    /// `setpriv` switches user and group and then executes the command itself, so the bench
+    /// still waits on (and measures) the player's own process.
+    var prefix: [String] { ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] }
+    /// A home folder that user may write its settings into.
+    var home: String
+
+    /// Needed only when running as root; makes the home folder.
+    static func ifRoot() -> Unprivileged? {
+        guard getuid() == 0 else { return nil }
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("mediaplay-bench-nobody").path
+        mkdir(home, 0o700)
+        chown(home, 65534, 65534)
+        return Unprivileged(home: home)
+    }
+}
+
+// MARK: - Series of runs
+
+/// The figures of one configuration over its runs.
+struct Series: Sendable {
+    /// One value per successful run.
+    var values: [Double] = []
+    /// Why the configuration stopped being measured, if it did.
+    var failure: String?
+
+    /// The median of the values, nil without any.
+    var median: Double? { Statistics.median(values) }
+    /// True when the configuration ran (and did not fail).
+    var isMeasured: Bool { failure == nil && !values.isEmpty }
+}
+
+/// Playback CPU, peak memory and wall time of one player configuration.
+struct PlaybackSeries: Sendable {
+    /// User+sys CPU seconds per second of media.
+    var cpu = Series()
+    /// Peak resident memory in MiB.
+    var peakMiB = Series()
+    /// Wall seconds from start to exit.
+    var wall = Series()
+
+    mutating func record(_ usage: ChildUsage, mediaSeconds: Double) {
+        cpu.values.append(usage.cpuSeconds / mediaSeconds)
+        peakMiB.values.append(Double(usage.peakResidentKiB) / 1024)
+        wall.values.append(usage.wallSeconds)
+    }
+
+    mutating func fail(_ reason: String) {
+        cpu.failure = reason
+        peakMiB.failure = reason
+        wall.failure = reason
+    }
+
+    var failure: String? { cpu.failure }
+}
+
+// MARK: - Whole-process measurements
+
+/// Measurements that run players as child processes: playback CPU and peak memory, and
+/// thumbnails, each against its reference command, in alternating runs.
+struct ProcessMeasurements {
+    /// This very binary, so that `swift run -c release mediaplay bench` measures the release build.
+    let mediaplay: String
+    let media: BenchMedia
+    let runs: Int
+    let log: @Sendable (String) -> Void
+
+    /// `mediaplay play` with `.none` and with `.frames`, and the own player, on the 1080p clip:
+    /// runs alternate (.none, own, .frames, .none, own, .frames, ...). A configuration that fails
+    /// once is not run again.
+    func playback(backend: String, own: OwnPlayer) async -> (none: PlaybackSeries, frames: PlaybackSeries, own: PlaybackSeries) {
+        let file = media.playbackFile
+        let seconds = Double(BenchMedia.playback.seconds)
+        let limit = seconds * 3 + 30
+        var none = PlaybackSeries(), frames = PlaybackSeries(), ownSeries = PlaybackSeries()
+        let play = { (video: String) in
+            [mediaplay, "play", "--backend", backend, "--audio", "null", "--video", video, "--quiet", file]
+        }
+        for round in 1...runs {
+            for configuration in 0..<3 {
+                let command: [String]
+                var environment: [String: String] = [:]
+                switch configuration {
+                case 0:
+                    guard none.failure == nil else { continue }
+                    command = play("none")
+                case 1:
+                    guard ownSeries.failure == nil else { continue }
+                    command = own.command(file)
+                    environment = own.environment
+                default:
+                    guard frames.failure == nil else { continue }
+                    command = play("frames")
+                }
+                let name = ["mediaplay .none", own.label, "mediaplay .frames"][configuration]
+                let usage: ChildUsage
+                do {
+                    usage = try await ChildProcess.run(command, environment: environment, timeLimit: limit)
+                } catch {
+                    let reason = "\(error)"
+                    switch configuration {
+                    case 0: none.fail(reason)
+                    case 1: ownSeries.fail(reason)
+                    default: frames.fail(reason)
+                    }
+                    continue
+                }
+                if usage.succeeded {
+                    switch configuration {
+                    case 0: none.record(usage, mediaSeconds: seconds)
+                    case 1: ownSeries.record(usage, mediaSeconds: seconds)
+                    default: frames.record(usage, mediaSeconds: seconds)
+                    }
+                    log(String(format: "  run %d %@: %.2f CPU s (%.3f per media s), peak %.1f MiB, %.1f s wall",
+                               round, name, usage.cpuSeconds, usage.cpuSeconds / seconds,
+                               Double(usage.peakResidentKiB) / 1024, usage.wallSeconds))
+                } else {
+                    let reason = usage.failureDescription
+                    log("  run \(round) \(name) failed: \(reason)")
+                    switch configuration {
+                    case 0: none.fail(reason)
+                    case 1: ownSeries.fail(reason)
+                    default: frames.fail(reason)
+                    }
+                }
+            }
+        }
+        return (none, frames, ownSeries)
+    }
+
+    /// `mediaplay thumbnail --at T` against `ffmpeg -ss T -i F -frames:v 1`, whole processes,
+    /// alternating; wall seconds. A run counts only if it wrote a non-empty PNG.
+    func thumbnail(backend: String, at time: Double, folder: URL) async -> (ours: Series, ffmpeg: Series) {
+        let file = media.playbackFile
+        var ours = Series(), ffmpeg = Series()
+        let stamp = String(format: "%g", time)
+        for round in 1...runs {
+            for side in 0..<2 {
+                if side == 0 ? ours.failure != nil : ffmpeg.failure != nil { continue }
+                let output = folder.appendingPathComponent("thumb-\(backend)-\(side)-\(round).png").path
+                unlink(output)
+                let command = side == 0
+                    ? [mediaplay, "thumbnail", "--backend", backend, "--at", stamp, file, "-o", output]
+                    : ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", stamp, "-i", file, "-frames:v", "1", output]
+                var failure: String?
+                do {
+                    let usage = try await ChildProcess.run(command, timeLimit: 60)
+                    let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+                    if !usage.succeeded {
+                        failure = usage.failureDescription
+                    } else if size == 0 {
+                        failure = "no PNG written"
+                    } else if side == 0 {
+                        ours.values.append(usage.wallSeconds)
+                    } else {
+                        ffmpeg.values.append(usage.wallSeconds)
+                    }
+                } catch {
+                    failure = "\(error)"
+                }
+                unlink(output)
+                if let failure {
+                    log("  thumbnail run \(round) \(side == 0 ? "mediaplay" : "ffmpeg") failed: \(failure)")
+                    if side == 0 { ours.failure = failure } else { ffmpeg.failure = failure }
+                }
+            }
+        }
+        return (ours, ffmpeg)
+    }
+}
