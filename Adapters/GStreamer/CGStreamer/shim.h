@@ -1,1 +1,166 @@
+#ifndef PK_GSTREAMER_SHIM_H
+#define PK_GSTREAMER_SHIM_H
+
+// GStreamer as GStreamerPlayback sees it. The importer can't see GStreamer's and GLib's
+// function-like macros (casts, type checks, g_signal_connect, variadic property setters):
+// each one used becomes a `pk_gst_` helper below.
+
 #include <gst/gst.h>
+#include <gst/app/gstappsink.h>
+#include <gst/video/video.h>
+#include <gst/video/videooverlay.h>
+#include <gst/audio/audio.h>
+
+// MARK: - Constants
+
+/// GST_CLOCK_TIME_NONE.
+static inline GstClockTime pk_gst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
+/// GST_SECOND.
+static inline GstClockTime pk_gst_second(void) { return GST_SECOND; }
+/// G_SOURCE_CONTINUE / G_SOURCE_REMOVE.
+static inline gboolean pk_g_source_continue(void) { return G_SOURCE_CONTINUE; }
+static inline gboolean pk_g_source_remove(void) { return G_SOURCE_REMOVE; }
+/// GST_FORMAT_PERCENT_MAX.
+static inline gint64 pk_gst_format_percent_max(void) { return GST_FORMAT_PERCENT_MAX; }
+
+// MARK: - Casts and type checks
+
+static inline GstObject *pk_gst_object(gpointer object) { return GST_OBJECT(object); }
+static inline GstElement *pk_gst_element(gpointer object) { return GST_ELEMENT(object); }
+static inline GstBin *pk_gst_bin(gpointer object) { return GST_BIN(object); }
+static inline GstAppSink *pk_gst_app_sink(gpointer object) { return GST_APP_SINK(object); }
+static inline gboolean pk_gst_is_element(gpointer object) { return GST_IS_ELEMENT(object); }
+static inline gboolean pk_gst_is_pad(gpointer object) { return GST_IS_PAD(object); }
+static inline gboolean pk_gst_is_video_overlay(gpointer object) { return GST_IS_VIDEO_OVERLAY(object); }
+
+// MARK: - Messages and buffers
+
+static inline GstMessageType pk_gst_message_type(GstMessage *message) { return GST_MESSAGE_TYPE(message); }
+static inline GstObject *pk_gst_message_src(GstMessage *message) { return GST_MESSAGE_SRC(message); }
+static inline GstClockTime pk_gst_buffer_pts(GstBuffer *buffer) { return GST_BUFFER_PTS(buffer); }
+static inline gboolean pk_gst_clock_time_is_valid(GstClockTime time) { return GST_CLOCK_TIME_IS_VALID(time); }
+
+/// The name of the factory that made `element` ("souphttpsrc", "qtdemux", ...), or NULL.
+static inline const gchar *pk_gst_element_factory_name(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory ? GST_OBJECT_NAME(factory) : NULL;
+}
+
+/// The factory's class string ("Codec/Demuxer", ...), or NULL.
+static inline const gchar *pk_gst_element_klass(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    return factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+}
+
+// MARK: - Properties (g_object_get / g_object_set are variadic)
+
+static inline gboolean pk_gst_has_property(gpointer object, const gchar *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL;
+}
+static inline void pk_gst_set_bool(gpointer object, const gchar *name, gboolean value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_int(gpointer object, const gchar *name, gint value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_uint(gpointer object, const gchar *name, guint value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_int64(gpointer object, const gchar *name, gint64 value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_uint64(gpointer object, const gchar *name, guint64 value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_double(gpointer object, const gchar *name, gdouble value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_string(gpointer object, const gchar *name, const gchar *value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointer value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_caps(gpointer object, const gchar *name, GstCaps *value) { g_object_set(object, name, value, NULL); }
+static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstStructure *value) { g_object_set(object, name, value, NULL); }
+
+static inline gint pk_gst_get_int(gpointer object, const gchar *name) {
+    gint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// An object-valued property, with a reference the caller owns (or NULL).
+static inline GstElement *pk_gst_get_element(gpointer object, const gchar *name) {
+    GstElement *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// A GstSample-valued property (playbin's "sample"), owned by the caller (or NULL).
+static inline GstSample *pk_gst_get_sample(gpointer object, const gchar *name) {
+    GstSample *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
+/// A string field on a structure (gst_structure_set is variadic).
+static inline void pk_gst_structure_set_string(GstStructure *structure, const gchar *field, const gchar *value) {
+    gst_structure_set(structure, field, G_TYPE_STRING, value, NULL);
+}
+
+// MARK: - Caps
+
+/// video/x-raw,format=RGBA,pixel-aspect-ratio=1/1 (and width/height when both are > 0).
+static inline GstCaps *pk_gst_caps_rgba(gint width, gint height) {
+    GstCaps *caps = gst_caps_new_simple("video/x-raw",
+        "format", G_TYPE_STRING, "RGBA",
+        "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+    if (width > 0 && height > 0) {
+        gst_caps_set_simple(caps, "width", G_TYPE_INT, width, "height", G_TYPE_INT, height, NULL);
+    }
+    return caps;
+}
+
+// MARK: - Signals (g_signal_connect is a macro; each helper casts its typed callback)
+
+typedef void (*pk_gst_source_setup_callback)(GstElement *playbin, GstElement *source, gpointer data);
+typedef void (*pk_gst_notify_callback)(GObject *object, GParamSpec *spec, gpointer data);
+typedef void (*pk_gst_element_setup_callback)(GstElement *playbin, GstElement *element, gpointer data);
+
+static inline gulong pk_gst_connect_source_setup(GstElement *playbin, pk_gst_source_setup_callback callback, gpointer data) {
+    return g_signal_connect(playbin, "source-setup", G_CALLBACK(callback), data);
+}
+static inline gulong pk_gst_connect_element_setup(GstElement *playbin, pk_gst_element_setup_callback callback, gpointer data) {
+    return g_signal_connect(playbin, "element-setup", G_CALLBACK(callback), data);
+}
+/// "notify::<property>" on any object.
+static inline gulong pk_gst_connect_notify(gpointer object, const gchar *detailed_signal, pk_gst_notify_callback callback, gpointer data) {
+    return g_signal_connect(object, detailed_signal, G_CALLBACK(callback), data);
+}
+
+// MARK: - App sink
+
+typedef GstFlowReturn (*pk_gst_app_sink_callback)(GstAppSink *sink, gpointer data);
+
+/// Sets the preroll and sample callbacks of an appsink (NULL callbacks clear them).
+static inline void pk_gst_app_sink_set_callbacks(GstAppSink *sink, pk_gst_app_sink_callback preroll, pk_gst_app_sink_callback sample, gpointer data) {
+    GstAppSinkCallbacks callbacks;
+    memset(&callbacks, 0, sizeof callbacks);
+    callbacks.new_preroll = preroll;
+    callbacks.new_sample = sample;
+    if (preroll == NULL && sample == NULL) {
+        gst_app_sink_set_callbacks(sink, &callbacks, NULL, NULL);
+    } else {
+        gst_app_sink_set_callbacks(sink, &callbacks, data, NULL);
+    }
+}
+
+// MARK: - Bus
+
+typedef gboolean (*pk_gst_bus_callback)(GstBus *bus, GstMessage *message, gpointer data);
+
+/// A bus watch attached to `context` (not the global default one); the caller owns the source.
+static inline GSource *pk_gst_bus_attach_watch(GstBus *bus, GMainContext *context, pk_gst_bus_callback callback, gpointer data) {
+    GSource *source = gst_bus_create_watch(bus);
+    g_source_set_callback(source, (GSourceFunc)(void (*)(void))callback, data, NULL);
+    g_source_attach(source, context);
+    return source;
+}
+
+// MARK: - Video overlay
+
+/// Hands the X11 window to a sink implementing GstVideoOverlay; FALSE if `object` isn't one.
+static inline gboolean pk_gst_set_window_handle(gpointer object, guintptr handle) {
+    if (!GST_IS_VIDEO_OVERLAY(object)) return FALSE;
+    gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(object), handle);
+    return TRUE;
+}
+/// Asks an overlay sink to redraw its last picture (after a layout change).
+static inline void pk_gst_overlay_expose(gpointer object) {
+    if (GST_IS_VIDEO_OVERLAY(object)) gst_video_overlay_expose(GST_VIDEO_OVERLAY(object));
+}
+
+#endif

@@ -1,0 +1,132 @@
+#if GStreamer
+import CGStreamer
+import Foundation
+
+/// A GLib main loop on a dedicated thread with its own `GMainContext` (pushed as that thread's
+/// default), so a player's bus watch and timers never depend on an application's GLib loop.
+///
+/// `post` queues work on the loop from any thread and returns. `stop` ends the loop after the
+/// work already queued; the `finish` closure given to `start` then runs on the loop thread,
+/// after which the context and the loop are released in one place.
+final class GLibLoopThread: @unchecked Sendable {
+    // @unchecked: `context`, `loop` and `accepting` are guarded by `lock`; the loop thread alone
+    // iterates the context.
+
+    private let lock = NSLock()
+    private var context: OpaquePointer?     // GMainContext*
+    private var loop: OpaquePointer?        // GMainLoop*
+    private var accepting = true
+    private var loopThread: Thread?
+    private let name: String
+
+    /// Makes the context and the loop; `start` runs them.
+    init(name: String) {
+        self.name = name
+        let context = g_main_context_new()
+        self.context = context
+        self.loop = g_main_loop_new(context, 0)
+    }
+
+    deinit {
+        // Only reached if `start` was never called (a started thread keeps `self` alive).
+        releaseContext()
+    }
+
+    /// The context sources are attached to, while the loop runs.
+    var mainContext: OpaquePointer? { lock.withLock { context } }
+
+    /// True on the loop thread.
+    var isLoopThread: Bool { Thread.current === lock.withLock { loopThread } }
+
+    /// Starts the thread: it runs the loop until `stop`, then calls `finish` there.
+    func start(finish: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            guard let context = mainContext, let loop = lock.withLock({ self.loop }) else { return }
+            g_main_context_push_thread_default(context)
+            g_main_loop_run(loop)
+            finish()
+            g_main_context_pop_thread_default(context)
+            releaseContext()
+        }
+        thread.name = name
+        lock.withLock { loopThread = thread }
+        thread.start()
+    }
+
+    /// Runs `work` on the loop thread after what is already queued; dropped once `stop` was
+    /// called. Returns false when dropped.
+    @discardableResult
+    func post(_ work: @escaping () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard accepting, let context else { return false }
+        attachIdle(work, to: context)
+        return true
+    }
+
+    /// Ends the loop after the work already queued. Later `post`s are dropped.
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard accepting, let context, let loop else { return }
+        accepting = false
+        // Quitting from inside the loop: a g_main_loop_quit before g_main_loop_run started
+        // would be lost.
+        nonisolated(unsafe) let quitLoop = loop
+        attachIdle({ g_main_loop_quit(quitLoop) }, to: context)
+    }
+
+    /// A repeating timer on the loop; `tick` returns false to stop. The caller destroys the
+    /// returned source (g_source_destroy + g_source_unref) when done with it.
+    func addTimer(milliseconds: UInt32, _ tick: @escaping () -> Bool) -> UnsafeMutablePointer<GSource>? {
+        guard let context = mainContext else { return nil }
+        let source = g_timeout_source_new(milliseconds)
+        let box = Unmanaged.passRetained(WorkBox({ _ = tick() }, repeating: tick)).toOpaque()
+        g_source_set_callback(source, { data in
+            let box = Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue()
+            return box.repeating?() == true ? pk_g_source_continue() : pk_g_source_remove()
+        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+        g_source_attach(source, context)
+        return source
+    }
+
+    // MARK: - Private
+
+    private func attachIdle(_ work: @escaping () -> Void, to context: OpaquePointer) {
+        let source = g_idle_source_new()
+        g_source_set_priority(source, 0)  // G_PRIORITY_DEFAULT: in step with bus messages
+        let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
+        g_source_set_callback(source, { data in
+            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+            return pk_g_source_remove()
+        }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
+    /// Unrefs the loop and the context; sources still attached are destroyed with it, which
+    /// releases their closures.
+    private func releaseContext() {
+        let (context, loop) = lock.withLock { () -> (OpaquePointer?, OpaquePointer?) in
+            defer {
+                self.context = nil
+                self.loop = nil
+                accepting = false
+            }
+            return (self.context, self.loop)
+        }
+        if let loop { g_main_loop_unref(loop) }
+        if let context { g_main_context_unref(context) }
+    }
+}
+
+/// A closure carried through a C `gpointer`.
+private final class WorkBox {
+    let work: () -> Void
+    let repeating: (() -> Bool)?
+    init(_ work: @escaping () -> Void, repeating: (() -> Bool)? = nil) {
+        self.work = work
+        self.repeating = repeating
+    }
+}
+#endif

@@ -1,0 +1,99 @@
+#if GStreamer
+import CGStreamer
+import Foundation
+import PlaybackKit
+
+/// Reads pictures and their geometry out of GstSamples and GstCaps.
+enum GStreamerFrames {
+    /// The video info of `caps` (raw video only).
+    static func videoInfo(_ caps: UnsafeMutablePointer<GstCaps>) -> GstVideoInfo? {
+        var info = GstVideoInfo()
+        guard gst_video_info_from_caps(&info, caps) != 0, info.width > 0, info.height > 0 else { return nil }
+        return info
+    }
+
+    /// The display size described by `caps`: the stored size with the pixel aspect applied.
+    static func naturalSize(of caps: UnsafeMutablePointer<GstCaps>) -> VideoSize? {
+        guard let info = videoInfo(caps) else { return nil }
+        let storage = VideoSize(width: Int(info.width), height: Int(info.height))
+        return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d))
+    }
+
+    /// The media time of `sample`'s picture: its PTS on the stream timeline (the segment
+    /// start subtracted), the timeline position queries answer on.
+    static func presentationTime(of sample: OpaquePointer) -> TimeInterval? {
+        guard let buffer = gst_sample_get_buffer(sample) else { return nil }
+        let pts = pk_gst_buffer_pts(buffer)
+        guard pk_gst_clock_time_is_valid(pts) != 0 else { return nil }
+        var time = pts
+        if let segment = gst_sample_get_segment(sample), segment.pointee.format == GST_FORMAT_TIME {
+            let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, pts)
+            if pk_gst_clock_time_is_valid(streamTime) != 0 { time = streamTime }
+        }
+        return seconds(time)
+    }
+
+    /// Calls `body` with the mapped RGBA pixels of `sample` (which must carry RGBA caps).
+    @discardableResult
+    static func withRGBAPixels<T>(of sample: OpaquePointer,
+                                  _ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
+        guard let caps = gst_sample_get_caps(sample), let info = videoInfo(caps),
+              info.finfo.pointee.format == GST_VIDEO_FORMAT_RGBA,
+              let buffer = gst_sample_get_buffer(sample) else { return nil }
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(buffer, &map) }
+        let size = VideoSize(width: Int(info.width), height: Int(info.height))
+        let stride = Int(info.stride.0)
+        guard let data = map.data, map.size >= stride * (size.height - 1) + size.width * 4 else { return nil }
+        return body(UnsafeRawBufferPointer(start: data, count: Int(map.size)), size, stride)
+    }
+
+    /// The picture of `sample` as natural-size RGBA, converted (and scaled to undo a
+    /// non-square pixel aspect) when it is not already.
+    static func thumbnail(of sample: OpaquePointer) -> VideoFrame? {
+        guard let caps = gst_sample_get_caps(sample), let info = videoInfo(caps),
+              let natural = naturalSize(of: caps) else { return nil }
+        let time = presentationTime(of: sample) ?? 0
+        let ready = info.finfo.pointee.format == GST_VIDEO_FORMAT_RGBA
+            && Int(info.width) == natural.width && Int(info.height) == natural.height
+        if ready { return copyFrame(sample, time: time) }
+        let target = pk_gst_caps_rgba(gint(natural.width), gint(natural.height))
+        defer { gst_caps_unref(target) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let converted = gst_video_convert_sample(sample, target, 5 * pk_gst_second(), &error) else {
+            if let error {
+                PlaybackLog.log(.warning, "gstreamer", "thumbnail: \(String(cString: error.pointee.message))")
+                g_error_free(error)
+            }
+            return nil
+        }
+        defer { gst_sample_unref(converted) }
+        return copyFrame(converted, time: time)
+    }
+
+    private static func copyFrame(_ sample: OpaquePointer, time: TimeInterval) -> VideoFrame? {
+        withRGBAPixels(of: sample) { pixels, size, stride -> VideoFrame in
+            let rowBytes = size.width * 4
+            var out = [UInt8](repeating: 0, count: rowBytes * size.height)
+            out.withUnsafeMutableBytes { target in
+                for row in 0..<size.height {
+                    let from = UnsafeRawBufferPointer(rebasing: pixels[(row * stride)..<(row * stride + rowBytes)])
+                    UnsafeMutableRawBufferPointer(rebasing: target[(row * rowBytes)..<((row + 1) * rowBytes)]).copyMemory(from: from)
+                }
+            }
+            return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: out, presentationTime: time)
+        }
+    }
+
+    /// Nanoseconds to seconds.
+    static func seconds(_ nanoseconds: GstClockTime) -> TimeInterval {
+        Double(nanoseconds) / 1_000_000_000
+    }
+
+    /// Seconds to nanoseconds (clamped at 0).
+    static func nanoseconds(_ seconds: TimeInterval) -> gint64 {
+        gint64((max(0, seconds) * 1_000_000_000).rounded())
+    }
+}
+#endif

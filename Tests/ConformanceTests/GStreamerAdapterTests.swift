@@ -1,0 +1,391 @@
+#if GStreamer
+import Foundation
+import GStreamerPlayback
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+// MARK: - Helpers
+
+/// Fixtures made by scripts/make-fixtures.sh.
+private let gstFixtures = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+private func gstFixture(_ name: String) throws -> URL {
+    let url = gstFixtures.appendingPathComponent(name)
+    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
+    return url
+}
+
+/// A GStreamer player on a fixture, silent by default, with its events recorded.
+private func gstPlayer(_ name: String, video: VideoOutput = .none, accurateSeek: Bool = true) throws -> (any MediaPlayback, GStreamerEventLog) {
+    var options = PlaybackOptions(videoOutput: video, audioOutput: .null)
+    options.accurateSeek = accurateSeek
+    let player = try GStreamerBackend().makePlayer(url: try gstFixture(name), options: options)
+    return (player, GStreamerEventLog(player))
+}
+
+/// Every event of a player, with waits that give up after a timeout.
+private final class GStreamerEventLog: Sendable {
+    private struct Waiter {
+        let id: Int
+        let from: Int
+        let match: @Sendable (PlaybackEvent) -> Bool
+        let continuation: CheckedContinuation<PlaybackEvent?, Never>
+    }
+    private struct State {
+        var events: [PlaybackEvent] = []
+        var waiters: [Waiter] = []
+        var nextID = 0
+    }
+
+    private let state = Locked(State())
+    private let reader: Task<Void, Never>
+
+    init(_ player: any MediaPlayback) {
+        let stream = player.events
+        let state = self.state
+        reader = Task.detached {
+            for await event in stream {
+                let ready = state.withLock { s -> [CheckedContinuation<PlaybackEvent?, Never>] in
+                    s.events.append(event)
+                    let index = s.events.count - 1
+                    let hits = s.waiters.filter { index >= $0.from && $0.match(event) }
+                    s.waiters.removeAll { w in hits.contains { $0.id == w.id } }
+                    return hits.map(\.continuation)
+                }
+                ready.forEach { $0.resume(returning: event) }
+            }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    /// The events so far.
+    var events: [PlaybackEvent] { state.get().events }
+    /// How many events arrived so far (a starting point for `wait(since:)`).
+    var mark: Int { state.get().events.count }
+
+    /// The first event at index `since` or later that `match` accepts; nil after `timeout`.
+    func wait(since: Int = 0, timeout: TimeInterval = 10,
+              _ match: @escaping @Sendable (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
+        await withCheckedContinuation { continuation in
+            let (found, id) = state.withLock { s -> (PlaybackEvent?, Int) in
+                if let hit = s.events.dropFirst(since).first(where: match) { return (hit, -1) }
+                s.nextID += 1
+                s.waiters.append(Waiter(id: s.nextID, from: since, match: match, continuation: continuation))
+                return (nil, s.nextID)
+            }
+            if let found {
+                continuation.resume(returning: found)
+                return
+            }
+            Task.detached { [state] in
+                try? await Task.sleep(for: .seconds(timeout))
+                let expired = state.withLock { s -> CheckedContinuation<PlaybackEvent?, Never>? in
+                    guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return s.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+
+    /// Waits for `.seekCompleted` after `since`; its position.
+    func seekCompleted(since: Int, timeout: TimeInterval = 10) async -> TimeInterval? {
+        let event = await wait(since: since, timeout: timeout) {
+            if case .seekCompleted = $0 { return true }
+            if case .finished = $0 { return true }
+            return false
+        }
+        if case .seekCompleted(let position)? = event { return position }
+        return nil
+    }
+
+    /// Waits for `.finished` after `since`; its reason.
+    func finished(since: Int = 0, timeout: TimeInterval = 10) async -> FinishReason? {
+        let event = await wait(since: since, timeout: timeout) {
+            if case .finished = $0 { return true }
+            return false
+        }
+        if case .finished(let reason)? = event { return reason }
+        return nil
+    }
+
+    /// Waits for a `.naturalSizeAvailable` of `size`.
+    func naturalSize(_ size: VideoSize, since: Int = 0, timeout: TimeInterval = 10) async -> Bool {
+        await wait(since: since, timeout: timeout) { $0 == .naturalSizeAvailable(size) } != nil
+    }
+}
+
+/// Waits, up to `timeout` seconds, until `condition` holds, looking every 20 ms.
+private func eventually(timeout: TimeInterval, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
+// MARK: - Tests
+
+@Suite("GStreamer adapter", .serialized)
+struct GStreamerAdapterTests {
+    @Test("backend names itself and its GStreamer version")
+    func backendIdentity() {
+        let backend = GStreamerBackend()
+        #expect(backend.name == "gstreamer")
+        #expect(backend.engineVersion.hasPrefix("GStreamer 1."))
+    }
+
+    @Test("prepare reports duration 10 s, size 320x240, paused on frame 0")
+    func prepareReportsDurationAndSize() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(abs(player.duration - 10) < 0.1)
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        #expect(await log.naturalSize(VideoSize(width: 320, height: 240), timeout: 2))
+        #expect(player.playbackState == .paused)
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(frame.size == VideoSize(width: 320, height: 240))
+        #expect(FramePattern.frameNumber(in: frame) == 0)
+        #expect(abs(frame.presentationTime) < 0.02)
+        // Red bottom left, blue bottom right: the channels are in RGBA order.
+        let left = frame.pixel(x: 40, y: 230), right = frame.pixel(x: 280, y: 230)
+        #expect(left.r > 180 && left.b < 80)
+        #expect(right.b > 180 && right.r < 80)
+    }
+
+    @Test("anamorphic video is 480x240 with pixel aspect applied, thumbnails too")
+    func anamorphicSize() async throws {
+        let (player, _) = try gstPlayer("anamorphic.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(player.naturalSize == VideoSize(width: 480, height: 240))
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(frame.size == VideoSize(width: 480, height: 240))
+    }
+
+    @Test("audio only: duration, no size, no thumbnail")
+    func audioOnly() async throws {
+        let (player, _) = try gstPlayer("audio-only.m4a")
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(abs(player.duration - 6) < 0.1)
+        #expect(player.naturalSize == .zero)
+        #expect(player.thumbnailAtCurrentTime() == nil)
+    }
+
+    @Test("plays in real time with null audio (within 10 %)")
+    func realTimePlayback() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        let mark = log.mark
+        player.play()
+        #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        // Measure from the first picture after the start so start-up latency does not count.
+        #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > 0.2 })
+        let first = try #require(player.thumbnailAtCurrentTime())
+        let wallStart = Date()
+        try await Task.sleep(for: .seconds(2))  // the interval being measured
+        let last = try #require(player.thumbnailAtCurrentTime())
+        let wall = Date().timeIntervalSince(wallStart)
+        let media = last.presentationTime - first.presentationTime
+        #expect(abs(media / wall - 1) < 0.1, "media advanced \(media) s in \(wall) s")
+        #expect(abs(player.currentPlaybackTime - last.presentationTime) < 0.25)
+        #expect(!log.events.contains { if case .finished = $0 { return true }; return false })
+    }
+
+    @Test("accurate seek to 5.0 shows frame 125")
+    func accurateSeek() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        let mark = log.mark
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await log.seekCompleted(since: mark))
+        #expect(abs(reached - 5.0) < 0.05)
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: frame) == 125)
+        #expect(abs(frame.presentationTime - 5.0) < 0.02)
+    }
+
+    @Test("keyframe seek lands on the keyframe at or before the target")
+    func keyframeSeek() async throws {
+        let (player, log) = try gstPlayer("frames.mp4", accurateSeek: false)
+        defer { player.shutdown() }
+        try await player.prepare()
+        let mark = log.mark
+        player.currentPlaybackTime = 5.0
+        let reached = try #require(await log.seekCompleted(since: mark))
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        let number = try #require(FramePattern.frameNumber(in: frame))
+        #expect(number <= 125 && number >= 75, "landed on frame \(number)")
+        #expect(abs(reached - FramePattern.time(ofFrame: number)) < 0.05)
+    }
+
+    @Test("a seek while paused stays paused and shows the new frame")
+    func seekWhilePaused() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        for target in [3.0, 7.48, 1.0] {
+            let mark = log.mark
+            player.currentPlaybackTime = target
+            let reached = try #require(await log.seekCompleted(since: mark))
+            #expect(abs(reached - target) < 0.05)
+            #expect(player.playbackState == .paused)
+            let frame = try #require(player.thumbnailAtCurrentTime())
+            #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: target))
+            #expect(!log.events.dropFirst(mark).contains(.playbackStateChanged(.playing)))
+        }
+        // Still paused: the picture does not move.
+        let before = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) } == before)
+    }
+
+    @Test("quick seeks: the last one wins and completes")
+    func quickSeeks() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        let mark = log.mark
+        for target in [1.0, 2.0, 8.0, 4.0, 6.0] { player.currentPlaybackTime = target }
+        let landed = await log.wait(since: mark, timeout: 10) {
+            if case .seekCompleted(let t) = $0 { return abs(t - 6.0) < 0.05 }
+            return false
+        }
+        #expect(landed != nil)
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: frame) == 150)
+    }
+
+    @Test("short.mp4 ends once, then play() restarts from 0")
+    func endAndRestart() async throws {
+        let (player, log) = try gstPlayer("short.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        player.play()
+        let reason = await log.finished(timeout: 10)
+        #expect(reason == .playbackEnded)
+        #expect(player.playbackState == .stopped)
+        #expect(abs(player.currentPlaybackTime - player.duration) < 0.2)
+        let mark = log.mark
+        player.play()
+        let restart = try #require(await log.seekCompleted(since: mark))
+        #expect(restart < 0.05)
+        #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        #expect(await eventually(timeout: 5) {
+            guard let frame = player.thumbnailAtCurrentTime() else { return false }
+            return frame.presentationTime > 0.3 && frame.presentationTime < 2.0
+        })
+        let endings = log.events.filter { $0 == .finished(.playbackEnded) }.count
+        #expect(endings == 1)
+        // And it reaches the end again.
+        let second = await log.finished(since: mark, timeout: 10)
+        #expect(second == .playbackEnded)
+    }
+
+    @Test("bad input ends in .finished(.playbackError) with the fitting code",
+          arguments: [("truncated.mp4", PlaybackError.Code.unsupportedFormat),
+                      ("random.mp4", .unsupportedFormat),
+                      ("text.mp4", .unsupportedFormat),
+                      ("empty.mp4", .unsupportedFormat),
+                      ("no-such-file.mp4", .sourceNotFound)])
+    func badInput(name: String, code: PlaybackError.Code) async throws {
+        let url = gstFixtures.appendingPathComponent(name)
+        let player = try GStreamerBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let log = GStreamerEventLog(player)
+        player.prepareToPlay()
+        let reason = await log.finished(timeout: 10)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("\(name): expected an error, got \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == code, "\(name): \(error)")
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test("size-change.ts announces 480x360 when the size changes")
+    func sizeChange() async throws {
+        let (player, log) = try gstPlayer("size-change.ts")
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        player.play()
+        #expect(await log.naturalSize(VideoSize(width: 480, height: 360), timeout: 8))
+        #expect(player.naturalSize == VideoSize(width: 480, height: 360))
+        // The size is announced as the new caps arrive, just before their first picture shows.
+        #expect(await eventually(timeout: 1) { player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 360) })
+    }
+
+    @Test(".frames delivers natural-size pictures with rising timestamps")
+    func framesOutput() async throws {
+        let received = Locked<[(time: TimeInterval, number: Int?, size: VideoSize)]>([])
+        let output = VideoOutput.frames(viewport: nil) { frame in
+            received.withLock { $0.append((frame.presentationTime, FramePattern.frameNumber(in: frame), frame.size)) }
+        }
+        let (player, _) = try gstPlayer("frames.mp4", video: output)
+        defer { player.shutdown() }
+        try await player.prepare()
+        player.play()
+        #expect(await eventually(timeout: 8) { received.get().count >= 30 })
+        player.pause()
+        let frames = received.get()
+        #expect(frames.first?.number == 0)
+        for (previous, next) in zip(frames, frames.dropFirst()) {
+            #expect(next.time > previous.time, "timestamps \(previous.time) then \(next.time)")
+        }
+        for frame in frames {
+            #expect(frame.size == VideoSize(width: 320, height: 240))
+            #expect(frame.number == FramePattern.frame(at: frame.time), "frame \(String(describing: frame.number)) at \(frame.time)")
+        }
+        let thumbnail = try #require(player.thumbnailAtCurrentTime())
+        #expect(thumbnail.size == VideoSize(width: 320, height: 240))
+    }
+
+    @Test(".frames on anamorphic video delivers 480x240 pictures")
+    func anamorphicFrames() async throws {
+        let sizes = Locked<[VideoSize]>([])
+        let output = VideoOutput.frames(viewport: nil) { frame in sizes.withLock { $0.append(frame.size) } }
+        let (player, _) = try gstPlayer("anamorphic.mp4", video: output)
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(await eventually(timeout: 5) { !sizes.get().isEmpty })
+        #expect(sizes.get().allSatisfy { $0 == VideoSize(width: 480, height: 240) })
+    }
+
+    @Test("playback rate 2 plays twice as fast")
+    func doubleRate() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        player.playbackRate = 2
+        player.play()
+        #expect(await log.wait(timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > 0.3 })
+        let first = try #require(player.thumbnailAtCurrentTime())
+        let wallStart = Date()
+        try await Task.sleep(for: .seconds(1.5))  // the interval being measured
+        let last = try #require(player.thumbnailAtCurrentTime())
+        let ratio = (last.presentationTime - first.presentationTime) / Date().timeIntervalSince(wallStart)
+        #expect(abs(ratio - 2) < 0.25, "ratio \(ratio)")
+    }
+
+    @Test("buffer figures: bytes read and playable duration")
+    func bufferFigures() async throws {
+        let (player, _) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(await eventually(timeout: 3) { player.numberOfBytesTransferred > 0 })
+        #expect(player.playableDuration > 0)
+        #expect((0...100).contains(player.bufferingProgress))
+    }
+}
+#endif
