@@ -44,8 +44,9 @@ final class PlayCommand: @unchecked Sendable {
         player.shouldAutoplay = true
         player.prepareToPlay()
 
-        let ticker = DispatchSource.makeTimerSource(queue: queue)
-        if !quiet {
+        // Made only when drawn: a timer source released without ever being resumed crashes.
+        let ticker: DispatchSourceTimer? = quiet ? nil : DispatchSource.makeTimerSource(queue: queue)
+        if let ticker {
             ticker.schedule(deadline: .now() + 0.1, repeating: isTerminal ? 0.1 : 0.25)
             ticker.setEventHandler { [self] in self.draw(player) }
             ticker.resume()
@@ -53,7 +54,7 @@ final class PlayCommand: @unchecked Sendable {
         let keys = keysEnabled ? startKeys(player) : nil
         defer {
             keys?.cancel()
-            ticker.cancel()
+            ticker?.cancel()
             queue.sync { restoreTerminal() }
             player.shutdown()
         }
