@@ -32,6 +32,10 @@ struct PlayerVerdict: Sendable {
     var stalled: Bool
     /// How the player finished (nil: not within the time limit).
     var finish: FinishReason?
+    /// Distinct frames shown, and the first and last media time among them.
+    var distinctFrames = 0
+    var firstMedia = 0.0
+    var lastMedia = 0.0
 
     /// No stall, drift under 100 ms, at least 95 % of the frames shown, ended normally.
     var isRealTime: Bool {
@@ -199,7 +203,8 @@ struct ConcurrencyMeasurement {
         let drift = lags.count >= 2 ? (lags.max()! - lags.min()!) : .infinity
         let distinct = Set(marks.map { Int(($0.media * 1000).rounded()) }).count
         return PlayerVerdict(drift: drift, frameShare: Double(distinct) / Double(max(1, clip.frameCount)),
-                             stalled: stalled, finish: finish)
+                             stalled: stalled, finish: finish, distinctFrames: distinct,
+                             firstMedia: marks.map(\.media).min() ?? 0, lastMedia: marks.map(\.media).max() ?? 0)
     }
 
     /// A step passes when every player played at real time.
@@ -220,7 +225,8 @@ struct ConcurrencyMeasurement {
                 } else if verdict.stalled {
                     reason = "player \(index + 1) stalled"
                 } else if verdict.frameShare < frameShareLimit {
-                    reason = String(format: "player %d showed %.0f %% of the frames", index + 1, verdict.frameShare * 100)
+                    reason = String(format: "player %d showed %.0f %% of the frames (%d, %.3f to %.3f s)", index + 1,
+                                    verdict.frameShare * 100, verdict.distinctFrames, verdict.firstMedia, verdict.lastMedia)
                 } else {
                     reason = String(format: "player %d drifted %.0f ms", index + 1, verdict.drift * 1000)
                 }

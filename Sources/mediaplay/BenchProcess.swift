@@ -41,7 +41,10 @@ struct ChildUsage: Sendable {
         } else {
             text = "exit status \(exitCode ?? -1)"
         }
-        let tail = errorTail.split(separator: "\n").suffix(2).joined(separator: " | ")
+        // A crash report is long: its "Fatal error" or "crashed" lines say the most.
+        let lines = errorTail.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let telling = lines.filter { $0.contains("Fatal error") || $0.contains("crashed") || $0.hasPrefix("mediaplay: error") }
+        let tail = (telling.isEmpty ? Array(lines.suffix(2)) : Array(telling.prefix(2))).joined(separator: " | ")
         if !tail.isEmpty { text += ": " + tail }
         return text
     }
