@@ -1,4 +1,5 @@
 import Foundation
+import PlaybackKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,14 +12,17 @@ import Darwin
 /// - `/media.mp4`: the whole file.
 /// - `/stall-open.mp4`: only the first `openPrefix` bytes of the file, then it stalls forever
 ///   (headers sent, the rest never comes), so opening cannot finish.
-/// - `/stall-play.mp4`: everything except the media data after `playCut` (the index is served
-///   wherever it lies), then it stalls forever, so playback starts and then waits for data.
+/// - `/stall-play.mp4`: the file rewritten with its index (`moov`) first, served up to
+///   `playCut` (about a third into the media data), then it stalls forever, so a player that
+///   reads straight through prepares, plays the first seconds and then waits for data.
 /// - anything else: 404.
 ///
 /// It never talks to another address. `stop()` closes every connection.
 final class LocalHTTPServer: @unchecked Sendable {
     // @unchecked: `connections` and `stopped` are guarded by `condition`; the rest is immutable.
     private let media: Data
+    /// The file with its index first, for `/stall-play.mp4`.
+    private let indexFirst: Data
     private let listener: Int32
     /// The port it listens on.
     let port: Int
@@ -26,8 +30,6 @@ final class LocalHTTPServer: @unchecked Sendable {
     let openPrefix: Int
     /// Bytes of `/stall-play.mp4` served from the start before it stalls.
     let playCut: Int
-    /// Where the file's index (`moov`) starts, when it lies after the cut.
-    private let indexStart: Int?
     private let condition = NSCondition()
     private var connections: Set<Int32> = []
     private var stopped = false
@@ -35,16 +37,11 @@ final class LocalHTTPServer: @unchecked Sendable {
     /// Reads `media` and starts listening.
     init(media file: URL) throws {
         media = try Data(contentsOf: file)
-        let boxes = MP4Boxes(media)
-        if let mdat = boxes.range(of: "mdat") {
+        indexFirst = MP4Boxes.indexFirst(media) ?? media
+        if let mdat = MP4Boxes(indexFirst).range(of: "mdat") {
             playCut = mdat.lowerBound + (mdat.count * 35) / 100
         } else {
-            playCut = media.count * 35 / 100
-        }
-        if let moov = boxes.range(of: "moov"), moov.lowerBound >= playCut {
-            indexStart = moov.lowerBound
-        } else {
-            indexStart = nil
+            playCut = indexFirst.count * 35 / 100
         }
         openPrefix = min(media.count / 8, 16 * 1024)
         (listener, port) = try Self.listen()
@@ -139,23 +136,24 @@ final class LocalHTTPServer: @unchecked Sendable {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let request = readRequest(fd) else { return }
-        let size = media.count
-        let servedEnd: (Int) -> Int
+        PlaybackLog.log(.debug, "conformance-http", "\(request.method) \(request.path) range \(request.rangeStart.map(String.init) ?? "-")-\(request.rangeEnd.map(String.init) ?? "")")
+        let body: Data
+        let servedEnd: Int
         switch request.path {
         case "/media.mp4":
-            servedEnd = { _ in size }
+            body = media
+            servedEnd = media.count
         case "/stall-open.mp4":
-            servedEnd = { [openPrefix] _ in openPrefix }
+            body = media
+            servedEnd = openPrefix
         case "/stall-play.mp4":
-            servedEnd = { [playCut, indexStart] offset in
-                if offset < playCut { return playCut }
-                if let indexStart, offset >= indexStart { return size }
-                return offset
-            }
+            body = indexFirst
+            servedEnd = playCut
         default:
             send(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nnot found")
             return
         }
+        let size = body.count
         let start = request.rangeStart ?? 0
         let end = min(size, (request.rangeEnd ?? (size - 1)) + 1)
         guard start < size, start < end else {
@@ -166,9 +164,12 @@ final class LocalHTTPServer: @unchecked Sendable {
         if request.rangeStart != nil { head += "Content-Range: bytes \(start)-\(end - 1)/\(size)\r\n" }
         head += "Content-Length: \(end - start)\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nConnection: close\r\n\r\n"
         guard send(fd, head), request.method != "HEAD" else { return }
-        let available = min(end, max(start, servedEnd(start)))
-        guard sendMedia(fd, from: start, to: available) else { return }
-        if available < end { stallUntilStopped() }
+        let available = min(end, max(start, servedEnd))
+        guard sendMedia(fd, body, from: start, to: available) else { return }
+        if available < end {
+            PlaybackLog.log(.debug, "conformance-http", "\(request.path): stalling at byte \(available) of \(size)")
+            stallUntilStopped()
+        }
     }
 
     private struct Request {
@@ -217,9 +218,9 @@ final class LocalHTTPServer: @unchecked Sendable {
         return bytes.withUnsafeBytes { write(fd, $0) }
     }
 
-    private func sendMedia(_ fd: Int32, from start: Int, to end: Int) -> Bool {
+    private func sendMedia(_ fd: Int32, _ body: Data, from start: Int, to end: Int) -> Bool {
         guard start < end else { return true }
-        return media.withUnsafeBytes { all in
+        return body.withUnsafeBytes { all in
             var offset = start
             while offset < end {
                 let upTo = min(end, offset + 16 * 1024)
@@ -257,6 +258,60 @@ struct ServerError: Error, CustomStringConvertible {
 
 /// The top-level boxes of an MP4 file.
 struct MP4Boxes {
+    /// `data` with its `moov` box moved before `mdat` (chunk offsets shifted to match), or nil
+    /// when it already comes first or the file is not laid out as expected.
+    static func indexFirst(_ data: Data) -> Data? {
+        let boxes = MP4Boxes(data)
+        guard let moov = boxes.range(of: "moov"), let mdat = boxes.range(of: "mdat"),
+              moov.lowerBound > mdat.lowerBound else { return nil }
+        var index = [UInt8](data[moov])
+        guard shiftChunkOffsets(&index, in: 0..<index.count, by: index.count) else { return nil }
+        var result = Data(data[..<mdat.lowerBound])
+        result.append(contentsOf: index)
+        result.append(data[mdat.lowerBound..<moov.lowerBound])
+        result.append(data[moov.upperBound...])
+        return result
+    }
+
+    /// Adds `shift` to every chunk offset (`stco`, `co64`) in the boxes within `range`.
+    private static func shiftChunkOffsets(_ bytes: inout [UInt8], in range: Range<Int>, by shift: Int) -> Bool {
+        func read(_ at: Int, _ count: Int) -> Int { bytes[at..<at + count].reduce(0) { $0 << 8 | Int($1) } }
+        func write(_ value: Int, _ at: Int, _ count: Int) {
+            for i in 0..<count { bytes[at + i] = UInt8(truncatingIfNeeded: value >> (8 * (count - 1 - i))) }
+        }
+        var offset = range.lowerBound
+        while offset + 8 <= range.upperBound {
+            var size = read(offset, 4)
+            var header = 8
+            if size == 1 {
+                guard offset + 16 <= range.upperBound else { return false }
+                size = read(offset + 8, 8)
+                header = 16
+            } else if size == 0 {
+                size = range.upperBound - offset
+            }
+            guard size >= header, offset + size <= range.upperBound else { return false }
+            let type = String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self)
+            let body = offset + header
+            switch type {
+            case "moov", "trak", "mdia", "minf", "stbl", "edts", "udta":
+                guard shiftChunkOffsets(&bytes, in: body..<offset + size, by: shift) else { return false }
+            case "stco", "co64":
+                let width = type == "stco" ? 4 : 8
+                let count = read(body + 4, 4)
+                guard body + 8 + count * width <= offset + size else { return false }
+                for entry in 0..<count {
+                    let at = body + 8 + entry * width
+                    write(read(at, width) + shift, at, width)
+                }
+            default:
+                break
+            }
+            offset += size
+        }
+        return true
+    }
+
     private var boxes: [(type: String, range: Range<Int>)] = []
 
     init(_ data: Data) {

@@ -91,17 +91,17 @@ enum PictureChecks {
         try await p.pause()
         let records = p.frames!.records
         try expect(records.count >= 40, "only \(records.count) frames delivered for 2 s of playback")
-        for (index, record) in records.enumerated() {
-            try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
-            guard let number = record.number else { throw CheckFailure("delivered frame \(index) carries no readable frame number") }
-            try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
-                       "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
-        }
         for (index, (previous, next)) in zip(records, records.dropFirst()).enumerated() {
             // The first picture may be presented again when playback starts; nothing else may repeat.
             if index == 0, next.presentationTime == previous.presentationTime { continue }
             try expect(next.presentationTime > previous.presentationTime,
                        "presentation times do not rise: frame \(previous.number ?? -1) at \(format(previous.presentationTime)) then frame \(next.number ?? -1) at \(format(next.presentationTime))")
+        }
+        for (index, record) in records.enumerated() {
+            try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
+            guard let number = record.number else { throw CheckFailure("delivered frame \(index) carries no readable frame number") }
+            try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
+                       "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
         }
         let numbers = records.compactMap(\.number)
         let skipped = zip(numbers, numbers.dropFirst()).filter { $1 - $0 > 1 }.count
