@@ -209,6 +209,19 @@ struct FFmpegEngineTests {
         #expect(player.playbackState == .playing)
     }
 
+    @Test("the system audio output plays at real time (a machine without a device consumes silently)")
+    func systemAudio() async throws {
+        let player = try player("frames.mp4", audio: .system)
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        player.playbackVolume = 0.5
+        player.play()
+        let (media, wall) = try await measureAdvance(player, seconds: 2)
+        #expect(abs(media / wall - 1) <= 0.1, "media advanced \(media) s in \(wall) s")
+    }
+
     @Test("rate 2.0 plays twice as fast", arguments: ["frames.mp4", "video-only.mp4"])
     func doubleRate(_ name: String) async throws {
         let player = try player(name)

@@ -20,6 +20,7 @@ extension FFmpegSession {
         guard let format else { return }
         startWorkers()
         var lastStatus = 0.0
+        var failingSince: Double?
         while true {
             // Wait until there is something to do: a seek, room in the queues, or the end.
             var pendingSeek: SeekRequest?
@@ -45,10 +46,24 @@ extension FFmpegSession {
             if status < 0 {
                 lock.locked { packetPool.give(packet) }
                 if interrupt.isRaised { return }
-                let atEnd = status == pk_av_error_eof() || (format.context.pointee.pb.map { avio_feof($0) != 0 } ?? false)
-                if !atEnd && source.isHTTP {
-                    fail(FFmpegErrors.map(status, step: "read", location: location, isNetwork: true))
-                    return
+                // A file's I/O error is its end; over a network only AVERROR_EOF is.
+                let atEnd = status == pk_av_error_eof()
+                    || (source.isFile && (format.context.pointee.pb.map { avio_feof($0) != 0 } ?? false))
+                if !atEnd && !source.isFile {
+                    // A network read failed (timed out, connection lost): playback stalls and
+                    // reading is retried for a while before the session gives up.
+                    let now = monotonicNow()
+                    if failingSince == nil { failingSince = now }
+                    if now - failingSince! > Self.networkRetrySeconds {
+                        fail(FFmpegErrors.map(status, step: "read", location: location, isNetwork: true))
+                        return
+                    }
+                    PlaybackLog.log(.info, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); retrying")
+                    format.clearReadError()
+                    lock.locked {
+                        if !aborted && seekRequest == nil { lock.wait(readerWake, until: monotonicNow() + 0.5) }
+                    }
+                    continue
                 }
                 if !atEnd {
                     PlaybackLog.log(.warning, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); playing what was read")
@@ -57,6 +72,7 @@ extension FFmpegSession {
                 reportBuffer(format: format)
                 continue
             }
+            failingSince = nil
             queue(packet)
             let now = monotonicNow()
             if now - lastStatus >= 0.25 {
@@ -65,6 +81,9 @@ extension FFmpegSession {
             }
         }
     }
+
+    /// Seconds a network source may keep failing to read before playback fails.
+    static let networkRetrySeconds = 30.0
 
     /// True when the read-ahead bound is reached (lock held): the byte cap, or every stream
     /// holding `readAheadSeconds` of media.

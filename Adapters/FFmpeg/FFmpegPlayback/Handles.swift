@@ -45,6 +45,9 @@ final class FormatInput {
         }
         if isNetwork {
             av_dict_set(&options, "rw_timeout", "15000000", 0)  // microseconds
+            // Seek (a new request) rather than read through more than 32 KB: a source that
+            // stalls inside data the demuxer skips must not hold up opening.
+            av_dict_set(&options, "short_seek_size", "1", 0)
         }
         var context: UnsafeMutablePointer<AVFormatContext>? = allocated
         let status = avformat_open_input(&context, location, nil, &options)
@@ -74,6 +77,14 @@ final class FormatInput {
 
     /// Bytes read from the source so far.
     var bytesRead: Int64 { context.pointee.pb.map { $0.pointee.bytes_read } ?? 0 }
+
+    /// Clears a read error of the I/O context so that reading can be tried again (the
+    /// demuxer seeks back to the packet it needs).
+    func clearReadError() {
+        guard let pb = context.pointee.pb else { return }
+        pb.pointee.error = 0
+        pb.pointee.eof_reached = 0
+    }
 
     /// Total size of the source in bytes, or nil when unknown.
     var sourceSize: Int64? {
