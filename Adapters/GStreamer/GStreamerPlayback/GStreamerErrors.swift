@@ -28,9 +28,11 @@ enum GStreamerErrors {
     /// The contract's code for a GError from GStreamer.
     static func map(domain: GQuark, code: gint, factory: String?, sourceIsRemote: Bool) -> PlaybackError.Code {
         let code = UInt32(bitPattern: code)
+        // Anything the HTTP source reports (refused, unreachable, timed out, 4xx/5xx); a refused
+        // connection arrives as a flow error of the source, not as a resource error.
+        if factory == "souphttpsrc" { return .network }
         if domain == gst_resource_error_quark() {
-            // Anything the HTTP source reports (refused, unreachable, timed out, 4xx/5xx).
-            if factory == "souphttpsrc" || sourceIsRemote { return .network }
+            if sourceIsRemote { return .network }
             switch code {
             case GST_RESOURCE_ERROR_NOT_FOUND.rawValue, GST_RESOURCE_ERROR_OPEN_READ.rawValue,
                  GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue:

@@ -67,7 +67,21 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     func play() { loop.post { [self] in setWantsPlaying(true) } }
-    func pause() { loop.post { [self] in setWantsPlaying(false) } }
+    func pause() {
+        // The picture stops now rather than when the loop gets to it, since the player reports
+        // "paused" as soon as this returns (gst_element_set_state is thread-safe). Going to
+        // PAUSED the sinks preroll on the buffer they were waiting to show; wait briefly for
+        // that so the picture kept is settled (it is queued already: this takes microseconds).
+        sharedPipeline.get()?.withPlaybin { playbin in
+            if gst_element_set_state(playbin, GST_STATE_PAUSED) == GST_STATE_CHANGE_ASYNC {
+                gst_element_get_state(playbin, nil, nil, Self.pauseSettleTimeout)
+            }
+        }
+        loop.post { [self] in setWantsPlaying(false) }
+    }
+
+    /// How long `pause()` waits for the sinks to settle at most.
+    private static let pauseSettleTimeout: GstClockTime = 100_000_000
     func seek(to seconds: TimeInterval, accurate: Bool) {
         loop.post { [self] in requestSeek(SeekRequest(seconds: seconds, accurate: accurate)) }
     }
@@ -233,8 +247,7 @@ final class GStreamerSession: @unchecked Sendable {
         pendingRate = false
         let position = queryPosition() ?? 0
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
-        if gst_element_seek(element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
-                            GStreamerFrames.nanoseconds(position), GST_SEEK_TYPE_NONE, -1) != 0 {
+        if sendSeek(element, to: position, flags: flags) {
             seekInFlight = .rate
         } else {
             PlaybackLog.log(.warning, "gstreamer", "rate \(rate) refused")
@@ -261,13 +274,19 @@ final class GStreamerSession: @unchecked Sendable {
             ? GST_SEEK_FLAG_ACCURATE.rawValue
             : GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_BEFORE.rawValue
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | mode)
-        if gst_element_seek(element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
-                            GStreamerFrames.nanoseconds(request.seconds), GST_SEEK_TYPE_NONE, -1) != 0 {
+        if sendSeek(element, to: request.seconds, flags: flags) {
             seekInFlight = .user
         } else {
             PlaybackLog.log(.warning, "gstreamer", "seek to \(request.seconds) refused")
             completeSeeks(at: queryPosition() ?? request.seconds)
         }
+    }
+
+    /// Sends a flushing seek from `seconds` on at the current rate; false if refused.
+    private func sendSeek(_ element: UnsafeMutablePointer<GstElement>, to seconds: TimeInterval, flags: GstSeekFlags) -> Bool {
+        PlaybackLog.log(.debug, "gstreamer", "seek to \(seconds) at rate \(rate)")
+        return gst_element_seek(element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
+                                GStreamerFrames.nanoseconds(seconds), GST_SEEK_TYPE_NONE, -1) != 0
     }
 
     /// Starts a stored seek or rate change; false when there was none.
@@ -290,6 +309,14 @@ final class GStreamerSession: @unchecked Sendable {
         for _ in 0..<owed { sink.seekCompleted(position) }
     }
 
+    /// Prerolled (ASYNC_DONE), or the pipeline changed state: finishes opening, or a seek
+    /// once the pipeline has settled after it.
+    ///
+    /// An ASYNC_DONE alone does not say which operation finished: one left over from a pause
+    /// may be read after a seek was sent (the pipeline-level message keeps neither the seek's
+    /// seqnum nor its running-time reset). A flushing seek puts the pipeline in an async
+    /// state change before gst_element_seek returns, so the seek has landed when the
+    /// pipeline reports no pending state change any more.
     private func asyncDone() {
         switch phase {
         case .opening:
@@ -297,7 +324,9 @@ final class GStreamerSession: @unchecked Sendable {
             failureCheck = nil
             finishOpening()
         case .ready:
-            guard let finished = seekInFlight else { return }
+            guard let finished = seekInFlight, let element = pipeline?.element else { return }
+            let settled = gst_element_get_state(element, nil, nil, 0)
+            guard settled == GST_STATE_CHANGE_SUCCESS || settled == GST_STATE_CHANGE_NO_PREROLL else { return }
             seekInFlight = nil
             if finished == .user, pendingSeek == nil {
                 completeSeeks(at: queryPosition() ?? 0)
@@ -331,6 +360,7 @@ final class GStreamerSession: @unchecked Sendable {
             var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
             gst_message_parse_state_changed(message, &old, &new, &pending)
             PlaybackLog.log(.debug, "gstreamer", "state \(stateName(old)) -> \(stateName(new)) (pending \(stateName(pending)))")
+            if phase == .ready, seekInFlight != nil { asyncDone() }
         case GST_MESSAGE_DURATION_CHANGED:
             guard phase == .ready, let value = queryDuration(), value != duration else { return }
             duration = value
