@@ -23,9 +23,18 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     let started = monotonicSeconds()
     let folder = Mediaplay.packageRoot().appendingPathComponent("Fixtures/bench")
     let (media, mediaSeconds) = try await BenchMedia.prepare(in: folder, log: Bench.log)
+    // Every whole-process measurement comes first, while this process is still small: on Linux
+    // a spawned child's ru_maxrss starts from the high-water mark of the memory it had before
+    // exec, which with vfork-style spawning is this process's.
     var reports: [BackendReport] = []
     for backend in backends {
-        reports.append(await bench.measure(backend, media: media))
+        let backendStarted = monotonicSeconds()
+        var report = await bench.measureProcesses(backend, media: media)
+        report.seconds = monotonicSeconds() - backendStarted
+        reports.append(report)
+    }
+    for (index, backend) in backends.enumerated() where reports[index].unavailable == nil {
+        await bench.measureInProcess(backend, media: media, into: &reports[index])
     }
     let result = BenchResult(
         machine: MachineInfo.current(), runs: runs,
@@ -49,7 +58,7 @@ struct Bench {
     let mediaplay: String
     let unprivileged = Unprivileged.ifRoot()
     /// Seconds the concurrency search may take per backend.
-    static let concurrencyBudget: TimeInterval = 50
+    static let concurrencyBudget: TimeInterval = 60
     /// The time the thumbnails are taken at.
     static let thumbnailTime = 7.0
 
@@ -66,24 +75,20 @@ struct Bench {
         FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
     }
 
-    /// Every measurement of one backend, in this order: whole-process playback and
-    /// thumbnails first (nothing of the engine loaded in this process yet), then the in-process
-    /// measurements.
-    func measure(_ backend: any PlaybackBackend, media: BenchMedia) async -> BackendReport {
-        let started = monotonicSeconds()
+    /// The whole-process measurements of one backend: playback CPU and peak memory against the
+    /// engine's own player, then thumbnails against the ffmpeg command.
+    func measureProcesses(_ backend: any PlaybackBackend, media: BenchMedia) async -> BackendReport {
         let log = Self.log
         let own = OwnPlayer.of(backend: backend.name, unprivileged: unprivileged)
         var report = BackendReport(
             name: backend.name, engineVersion: backend.engineVersion,
             ownPlayer: own?.label ?? "none", ownPlayerVersion: await own?.version() ?? "none")
-        defer { log(String(format: "%@ done in %.0f s", backend.name, monotonicSeconds() - started)) }
         log("\(backend.name) (\(backend.engineVersion)) against \(report.ownPlayer) (\(report.ownPlayerVersion))")
 
         // A backend that cannot make a player (not built yet, engine missing) is reported as such.
         do {
-            let probe = try backend.makePlayer(url: URL(fileURLWithPath: media.playbackFile),
-                                               options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
-            await shutDown(probe)
+            _ = try backend.makePlayer(url: URL(fileURLWithPath: media.playbackFile),
+                                       options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
         } catch {
             report.unavailable = "\(error)"
             log("  unavailable: \(error)")
@@ -100,7 +105,15 @@ struct Bench {
         log("  thumbnail at \(Self.thumbnailTime) s")
         let scratch = FileManager.default.temporaryDirectory
         (report.thumbnail, report.thumbnailFFmpeg) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)
+        return report
+    }
 
+    /// The measurements through `Backends.makePlayer` in this process: time to prepared,
+    /// accurate seeks, concurrency.
+    func measureInProcess(_ backend: any PlaybackBackend, media: BenchMedia, into report: inout BackendReport) async {
+        let started = monotonicSeconds()
+        let log = Self.log
+        log("\(backend.name) in this process")
         let inProcess = InProcessMeasurements(media: media, runs: runs, log: log)
         log("  time to prepared")
         (report.prepare, report.prepareCold, report.pictureReadyWhenPrepared) = await inProcess.timeToPrepared(backend: backend)
@@ -108,7 +121,6 @@ struct Bench {
         (report.seeks, report.seekWorstMiss) = await inProcess.seekLatency(backend: backend)
         log("  concurrency: \(BenchMedia.concurrency.summary), .frames output, null audio")
         report.concurrency = await ConcurrencyMeasurement(media: media, budget: Self.concurrencyBudget, log: log).run(backend: backend)
-        report.seconds = monotonicSeconds() - started
-        return report
+        report.seconds += monotonicSeconds() - started
     }
 }

@@ -27,7 +27,7 @@ struct PlayerVerdict: Sendable {
     /// Spread of (wall since play − media time) over the frames presented after play, seconds:
     /// how far presentation drifted from real time.
     var drift: Double
-    /// Distinct frames presented, as a share of the clip's frames.
+    /// Frames presented, as a share of the clip's frames.
     var frameShare: Double
     var stalled: Bool
     /// How the player finished (nil: not within the time limit).
@@ -201,8 +201,10 @@ struct ConcurrencyMeasurement {
     static func verdict(_ marks: [FrameTimeline.Mark], playStart: Double, clip: BenchClip, stalled: Bool, finish: FinishReason?) -> PlayerVerdict {
         let lags = marks.filter { $0.wall >= playStart }.map { ($0.wall - playStart) - $0.media }
         let drift = lags.count >= 2 ? (lags.max()! - lags.min()!) : .infinity
+        // Frames handed to the handler (engines hand each new picture once); distinct
+        // presentation times are kept for the report, as some engines label pictures coarsely.
         let distinct = Set(marks.map { Int(($0.media * 1000).rounded()) }).count
-        return PlayerVerdict(drift: drift, frameShare: Double(distinct) / Double(max(1, clip.frameCount)),
+        return PlayerVerdict(drift: drift, frameShare: Double(marks.count) / Double(max(1, clip.frameCount)),
                              stalled: stalled, finish: finish, distinctFrames: distinct,
                              firstMedia: marks.map(\.media).min() ?? 0, lastMedia: marks.map(\.media).max() ?? 0)
     }
@@ -225,7 +227,7 @@ struct ConcurrencyMeasurement {
                 } else if verdict.stalled {
                     reason = "player \(index + 1) stalled"
                 } else if verdict.frameShare < frameShareLimit {
-                    reason = String(format: "player %d showed %.0f %% of the frames (%d, %.3f to %.3f s)", index + 1,
+                    reason = String(format: "player %d showed %.0f %% of the frames (%d distinct times, %.3f to %.3f s)", index + 1,
                                     verdict.frameShare * 100, verdict.distinctFrames, verdict.firstMedia, verdict.lastMedia)
                 } else {
                     reason = String(format: "player %d drifted %.0f ms", index + 1, verdict.drift * 1000)

@@ -25,6 +25,12 @@ struct ChildUsage: Sendable {
     var errorTail: String
     /// What the child wrote to stdout, when asked for.
     var output = ""
+    /// This process's own peak resident size when the child was spawned, KiB. Linux starts a
+    /// spawned child's `ru_maxrss` from it, so a child peak at or below it is not the child's.
+    var spawnerPeakKiB = 0
+
+    /// True when `peakResidentKiB` is the child's own peak, not this process's.
+    var peakIsChildOwn: Bool { peakResidentKiB > spawnerPeakKiB }
 
     /// User plus system CPU seconds.
     var cpuSeconds: Double { userSeconds + systemSeconds }
@@ -76,10 +82,12 @@ enum ChildProcess {
             if keepOutput { unlink(outputPath) }
         }
 
+        let spawnerPeak = ownPeakResidentKiB()
         let started = monotonicSeconds()
         let pid = try spawn(arguments, environment: extra, outputPath: outputPath, errorPath: errorPath)
         var usage = await reap(pid, timeLimit: timeLimit)
         usage.wallSeconds = monotonicSeconds() - started
+        usage.spawnerPeakKiB = spawnerPeak
         if let data = FileManager.default.contents(atPath: errorPath) {
             usage.errorTail = String(decoding: data.suffix(2000), as: UTF8.self)
         }
@@ -87,6 +95,13 @@ enum ChildProcess {
             usage.output = String(decoding: data, as: UTF8.self)
         }
         return usage
+    }
+
+    /// This process's peak resident size (VmHWM), KiB.
+    static func ownPeakResidentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     // MARK: - Spawning

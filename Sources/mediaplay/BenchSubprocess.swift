@@ -106,7 +106,11 @@ struct PlaybackSeries: Sendable {
 
     mutating func record(_ usage: ChildUsage, mediaSeconds: Double) {
         cpu.values.append(usage.cpuSeconds / mediaSeconds)
-        peakMiB.values.append(Double(usage.peakResidentKiB) / 1024)
+        if usage.peakIsChildOwn {
+            peakMiB.values.append(Double(usage.peakResidentKiB) / 1024)
+        } else {
+            peakMiB.failure = String(format: "hidden by the bench's own peak (%.0f MiB)", Double(usage.spawnerPeakKiB) / 1024)
+        }
         wall.values.append(usage.wallSeconds)
     }
 
