@@ -12,44 +12,44 @@ final class GStreamerSession: @unchecked Sendable {
     // through `sharedPipeline` (Locked), and `frameState` and `sourceElement` are Locked
     // because streaming threads use them.
 
-    private let loop: GLibLoopThread
-    private let source: MediaSource
-    private let options: PlaybackOptions
-    private let sink: EngineSink
-    private let frameState = Locked(FrameState())
-    private let sourceElement = Locked(ElementRef())
+    let loop: GLibLoopThread
+    let source: MediaSource
+    let options: PlaybackOptions
+    let sink: EngineSink
+    let frameState = Locked(FrameState())
+    let sourceElement = Locked(ElementRef())
     /// Demuxers playbin plugged, watched while opening (see `checkDemuxers`).
-    private let demuxers = Locked<[ElementRef]>([])
+    let demuxers = Locked<[ElementRef]>([])
     /// The pipeline for other threads (thumbnails); the loop thread uses `pipeline`.
-    private let sharedPipeline = Locked<GStreamerPipeline?>(nil)
+    let sharedPipeline = Locked<GStreamerPipeline?>(nil)
 
     // MARK: - Loop-thread state
 
-    private enum Phase { case opening, ready, failed }
-    private enum SeekKind { case user, rate }
-    private struct SeekRequest { var seconds: TimeInterval; var accurate: Bool }
+    enum Phase { case opening, ready, failed }
+    enum SeekKind { case user, rate }
+    struct SeekRequest { var seconds: TimeInterval; var accurate: Bool }
 
-    private var pipeline: GStreamerPipeline?
-    private var phase = Phase.opening
-    private var wantsPlaying = false
-    private var isLive = false
-    private var buffering = false
-    private var atEnd = false
-    private var rate = 1.0
-    private var duration: TimeInterval = 0
-    private var naturalSize = VideoSize.zero
-    private var seekInFlight: SeekKind?
-    private var pendingSeek: SeekRequest?
-    private var pendingRate = false
-    private var owedSeekCompletions = 0
-    private var positionTimer: UnsafeMutablePointer<GSource>?
-    private var failureCheck: UnsafeMutablePointer<GSource>?
-    private var demuxerCheck: UnsafeMutablePointer<GSource>?
-    private var stoppedDemuxerSeen = false
-    private var ticks = 0
+    var pipeline: GStreamerPipeline?
+    var phase = Phase.opening
+    var wantsPlaying = false
+    var isLive = false
+    var buffering = false
+    var atEnd = false
+    var rate = 1.0
+    var duration: TimeInterval = 0
+    var naturalSize = VideoSize.zero
+    var seekInFlight: SeekKind?
+    var pendingSeek: SeekRequest?
+    var pendingRate = false
+    var owedSeekCompletions = 0
+    var positionTimer: UnsafeMutablePointer<GSource>?
+    var failureCheck: UnsafeMutablePointer<GSource>?
+    var demuxerCheck: UnsafeMutablePointer<GSource>?
+    var stoppedDemuxerSeen = false
+    var ticks = 0
 
     /// Position samples per second while playing.
-    private static let positionInterval: UInt32 = 33
+    static let positionInterval: UInt32 = 33
 
     init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
         self.source = source
@@ -81,7 +81,7 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     /// How long `pause()` waits for the sinks to settle at most.
-    private static let pauseSettleTimeout: GstClockTime = 100_000_000
+    static let pauseSettleTimeout: GstClockTime = 100_000_000
     func seek(to seconds: TimeInterval, accurate: Bool) {
         loop.post { [self] in requestSeek(SeekRequest(seconds: seconds, accurate: accurate)) }
     }
@@ -115,7 +115,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     // MARK: - Opening
 
-    private func open() {
+    func open() {
         guard let context = loop.mainContext else { return }
         let callbacks = PipelineCallbacks(
             message: { [weak self] message in self?.handle(message) },
@@ -157,41 +157,8 @@ final class GStreamerSession: @unchecked Sendable {
         }
     }
 
-    /// decodebin drops the errors of an element it is still plugging; a demuxer that fails
-    /// at once (a file cut short) can lose its error that way and leave preroll waiting
-    /// forever. A demuxer whose streaming task stopped before it exposed any stream is that
-    /// case: report it. Returns false once there is nothing more to watch.
-    private func checkDemuxers() -> Bool {
-        guard phase == .opening else {
-            demuxerCheck.map(g_source_unref)
-            demuxerCheck = nil
-            return false
-        }
-        let stopped = demuxers.withLock { list -> String? in
-            for held in list {
-                guard let element = held.element, element.pointee.numsrcpads == 0,
-                      let pad = gst_element_get_static_pad(element, "sink") else { continue }
-                defer { gst_object_unref(pad) }
-                if gst_pad_get_task_state(pad) == GST_TASK_PAUSED {
-                    return GStreamerErrors.objectName(pk_gst_object(element))
-                }
-            }
-            return nil
-        }
-        guard let stopped else {
-            stoppedDemuxerSeen = false
-            return true
-        }
-        if stoppedDemuxerSeen {
-            fail(PlaybackError(code: .unsupportedFormat, message: "playback: \(stopped): stopped before finding any stream (the file is damaged or cut short)"))
-            return true
-        }
-        stoppedDemuxerSeen = true
-        return true
-    }
-
     /// Prerolled: paused on the first frame. Reads duration and size, reports prepared.
-    private func finishOpening() {
+    func finishOpening() {
         guard let element = pipeline?.element else { return }
         phase = .ready
         stopDemuxerCheck()
@@ -208,7 +175,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     // MARK: - Play, pause, rate
 
-    private func setWantsPlaying(_ playing: Bool) {
+    func setWantsPlaying(_ playing: Bool) {
         wantsPlaying = playing
         guard phase == .ready else { return }
         if !playing, let element = pipeline?.element {
@@ -220,7 +187,7 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     /// Brings the pipeline to the wanted state unless buffering holds it paused.
-    private func applyWantedState() {
+    func applyWantedState() {
         guard phase == .ready, let element = pipeline?.element else { return }
         if wantsPlaying, !buffering {
             gst_element_set_state(element, GST_STATE_PLAYING)
@@ -231,7 +198,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
     }
 
-    private func requestRate(_ newRate: Double) {
+    func requestRate(_ newRate: Double) {
         guard newRate > 0, newRate != rate else { return }
         rate = newRate
         guard phase == .ready, seekInFlight == nil, pendingSeek == nil else {
@@ -242,7 +209,7 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     /// A flushing seek to where playback is, at the new rate.
-    private func startRateSeek() {
+    func startRateSeek() {
         guard let element = pipeline?.element else { return }
         pendingRate = false
         let position = queryPosition() ?? 0
@@ -256,7 +223,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     // MARK: - Seeking
 
-    private func requestSeek(_ request: SeekRequest) {
+    func requestSeek(_ request: SeekRequest) {
         guard phase != .failed else { return }
         owedSeekCompletions += 1
         atEnd = false
@@ -267,7 +234,7 @@ final class GStreamerSession: @unchecked Sendable {
         startSeek(request)
     }
 
-    private func startSeek(_ request: SeekRequest) {
+    func startSeek(_ request: SeekRequest) {
         guard let element = pipeline?.element else { return }
         pendingSeek = nil
         let mode = request.accurate
@@ -283,14 +250,14 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     /// Sends a flushing seek from `seconds` on at the current rate; false if refused.
-    private func sendSeek(_ element: UnsafeMutablePointer<GstElement>, to seconds: TimeInterval, flags: GstSeekFlags) -> Bool {
+    func sendSeek(_ element: UnsafeMutablePointer<GstElement>, to seconds: TimeInterval, flags: GstSeekFlags) -> Bool {
         PlaybackLog.log(.debug, "gstreamer", "seek to \(seconds) at rate \(rate)")
         return gst_element_seek(element, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
                                 GStreamerFrames.nanoseconds(seconds), GST_SEEK_TYPE_NONE, -1) != 0
     }
 
     /// Starts a stored seek or rate change; false when there was none.
-    private func startPendingWork() -> Bool {
+    func startPendingWork() -> Bool {
         if let request = pendingSeek {
             startSeek(request)
             if seekInFlight != nil { return true }
@@ -303,7 +270,7 @@ final class GStreamerSession: @unchecked Sendable {
     }
 
     /// Reports every seek asked for since the last report as landed at `position`.
-    private func completeSeeks(at position: TimeInterval) {
+    func completeSeeks(at position: TimeInterval) {
         let owed = owedSeekCompletions
         owedSeekCompletions = 0
         for _ in 0..<owed { sink.seekCompleted(position) }
@@ -317,7 +284,7 @@ final class GStreamerSession: @unchecked Sendable {
     /// seqnum nor its running-time reset). A flushing seek puts the pipeline in an async
     /// state change before gst_element_seek returns, so the seek has landed when the
     /// pipeline reports no pending state change any more.
-    private func asyncDone() {
+    func asyncDone() {
         switch phase {
         case .opening:
             failureCheck.map(destroySource)
@@ -340,7 +307,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     // MARK: - Bus
 
-    private func handle(_ message: UnsafeMutablePointer<GstMessage>) {
+    func handle(_ message: UnsafeMutablePointer<GstMessage>) {
         guard phase != .failed, let element = pipeline?.element else { return }
         PlaybackLog.log(.debug, "gstreamer", "bus: \(String(cString: gst_message_type_get_name(pk_gst_message_type(message)))) from \(GStreamerErrors.objectName(pk_gst_message_src(message)))")
         switch pk_gst_message_type(message) {
@@ -379,7 +346,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
     }
 
-    private func bufferingChanged(_ percent: Int) {
+    func bufferingChanged(_ percent: Int) {
         guard !isLive else { return }
         refreshBufferStatus(progress: percent)
         guard phase == .ready else { return }
@@ -396,7 +363,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
     }
 
-    private func fail(_ error: PlaybackError) {
+    func fail(_ error: PlaybackError) {
         guard phase != .failed else { return }
         phase = .failed
         stopPositionTimer()
@@ -406,7 +373,7 @@ final class GStreamerSession: @unchecked Sendable {
         sink.failed(error)
     }
 
-    private func logWarning(_ message: UnsafeMutablePointer<GstMessage>) {
+    func logWarning(_ message: UnsafeMutablePointer<GstMessage>) {
         guard PlaybackLog.enabled(.warning) else { return }
         var error: UnsafeMutablePointer<GError>?
         var debug: UnsafeMutablePointer<gchar>?
@@ -417,169 +384,14 @@ final class GStreamerSession: @unchecked Sendable {
         if let debug { g_free(debug) }
     }
 
-    private func stateName(_ state: GstState) -> String {
+    func stateName(_ state: GstState) -> String {
         String(cString: gst_element_state_get_name(state))
-    }
-
-    // MARK: - Position and buffer reports
-
-    private func startPositionTimer() {
-        guard positionTimer == nil else { return }
-        positionTimer = loop.addTimer(milliseconds: Self.positionInterval) { [weak self] in
-            self?.positionTick()
-            return true
-        }
-    }
-
-    private func stopPositionTimer() {
-        positionTimer.map(destroySource)
-        positionTimer = nil
-    }
-
-    private func stopDemuxerCheck() {
-        demuxerCheck.map(destroySource)
-        demuxerCheck = nil
-    }
-
-    private func destroySource(_ source: UnsafeMutablePointer<GSource>) {
-        g_source_destroy(source)
-        g_source_unref(source)
-    }
-
-    private func positionTick() {
-        guard phase == .ready, wantsPlaying, seekInFlight == nil, !atEnd, !buffering else { return }
-        if let position = queryPosition() { sink.position(position) }
-        ticks += 1
-        if ticks % 8 == 0 { refreshBufferStatus() }
-    }
-
-    private func queryPosition() -> TimeInterval? {
-        guard let element = pipeline?.element else { return nil }
-        var value: gint64 = -1
-        guard gst_element_query_position(element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
-        return GStreamerFrames.seconds(GstClockTime(value))
-    }
-
-    private func queryDuration() -> TimeInterval? {
-        guard let element = pipeline?.element else { return nil }
-        var value: gint64 = -1
-        guard gst_element_query_duration(element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
-        return GStreamerFrames.seconds(GstClockTime(value))
-    }
-
-    /// Bytes read, buffered-up-to time and progress from a buffering query on the pipeline
-    /// and a position query in bytes on the source element.
-    private func refreshBufferStatus(progress reported: Int? = nil) {
-        guard let element = pipeline?.element else { return }
-        var bytesRead: Int64 = 0
-        var totalBytes: Int64 = -1
-        sourceElement.withLock { held in
-            guard let source = held.element else { return }
-            var value: gint64 = 0
-            if gst_element_query_position(source, GST_FORMAT_BYTES, &value) != 0, value > 0 { bytesRead = Int64(value) }
-            if gst_element_query_duration(source, GST_FORMAT_BYTES, &value) != 0, value > 0 { totalBytes = Int64(value) }
-        }
-        var progress = reported ?? 0
-        var playable = 0.0
-        let query = gst_query_new_buffering(GST_FORMAT_TIME)!
-        if gst_element_query(element, query) != 0 {
-            var busy: gboolean = 0
-            var percent: gint = 0
-            gst_query_parse_buffering_percent(query, &busy, &percent)
-            if reported == nil { progress = Int(percent) }
-            var format = GST_FORMAT_UNDEFINED
-            var stop: gint64 = -1
-            gst_query_parse_buffering_range(query, &format, nil, &stop, nil)
-            if stop > 0 {
-                switch format {
-                case GST_FORMAT_TIME: playable = GStreamerFrames.seconds(GstClockTime(stop))
-                case GST_FORMAT_PERCENT: playable = duration * Double(stop) / Double(pk_gst_format_percent_max())
-                case GST_FORMAT_BYTES where totalBytes > 0: playable = duration * Double(stop) / Double(totalBytes)
-                default: break
-                }
-            }
-        } else if totalBytes > 0 {
-            // Nothing buffers (a local file read on demand): as far as the bytes read reach.
-            progress = reported ?? Int(100 * bytesRead / totalBytes)
-            playable = duration * Double(bytesRead) / Double(totalBytes)
-        }
-        gst_query_unref(query)
-        playable = max(playable, queryPosition() ?? 0)
-        if duration > 0 { playable = min(playable, duration) }
-        sink.bufferChanged(EngineBufferStatus(playableDuration: playable, bufferingProgress: min(100, max(0, progress)),
-                                              bytesTransferred: bytesRead))
-    }
-
-    // MARK: - Video
-
-    private func currentNaturalSize() -> VideoSize? {
-        guard let caps = pipeline?.currentVideoCaps() else { return nil }
-        defer { gst_caps_unref(caps) }
-        return GStreamerFrames.naturalSize(of: caps)
-    }
-
-    private func videoCapsChanged() {
-        guard phase == .ready, let size = currentNaturalSize(), size != naturalSize else { return }
-        naturalSize = size
-        sink.naturalSizeChanged(size)
-    }
-
-    /// Hands an appsink picture to the frame output (streaming thread). The prerolled picture
-    /// comes again as the first sample once playing: it is presented once.
-    private func present(_ sample: OpaquePointer, preroll: Bool) {
-        guard sink.frames != nil, sink.isCurrent else { return }
-        let time = GStreamerFrames.presentationTime(of: sample) ?? 0
-        let repeated = frameState.withLock { state -> Bool in
-            defer {
-                state.lastTime = time
-                state.lastWasPreroll = preroll
-            }
-            return !preroll && state.lastWasPreroll && state.lastTime == time
-        }
-        guard !repeated else { return }
-        GStreamerFrames.withRGBAPixels(of: sample) { pixels, size, stride in
-            sink.presentFrame(pixels, size: size, bytesPerRow: stride, presentationTime: time)
-        }
-    }
-
-    // MARK: - Source and element set-up
-
-    /// HTTP headers go to the source (souphttpsrc's extra-headers); the source is kept for
-    /// byte counts.
-    private func configureSource(_ element: UnsafeMutablePointer<GstElement>) {
-        sourceElement.withLock { held in
-            held.release()
-            held.element = pk_gst_element(gst_object_ref(element))
-        }
-        guard !options.httpHeaders.isEmpty, pk_gst_has_property(element, "extra-headers") != 0 else { return }
-        let headers = gst_structure_new_empty("extra-headers")!
-        for (name, value) in options.httpHeaders { pk_gst_structure_set_string(headers, name, value) }
-        pk_gst_set_structure(element, "extra-headers", headers)
-        gst_structure_free(headers)
-    }
-
-    /// Remembers demuxers (for `checkDemuxers`) and caps the queues playbin makes on the
-    /// read-ahead bound. Called on the thread that plugs the element.
-    private func configureElement(_ element: UnsafeMutablePointer<GstElement>) {
-        if let klass = pk_gst_element_klass(element), strstr(klass, "Demux") != nil {
-            demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
-        }
-        guard let cap = options.maxBufferBytes, cap > 0,
-              let factory = pk_gst_element_factory_name(element).map({ String(cString: $0) }) else { return }
-        switch factory {
-        case "decodebin", "queue2", "multiqueue":
-            if pk_gst_has_property(element, "max-size-bytes") != 0 {
-                pk_gst_set_uint(element, "max-size-bytes", guint(clamping: cap))
-            }
-        default:
-            break
-        }
     }
 
     // MARK: - Teardown
 
     /// On the loop thread once the loop ended: timers off, pipeline to NULL and released.
-    private func teardown() {
+    func teardown() {
         stopPositionTimer()
         stopDemuxerCheck()
         demuxers.withLock { list in
@@ -595,19 +407,4 @@ final class GStreamerSession: @unchecked Sendable {
     }
 }
 
-/// What the frame output remembers between pictures (streaming threads).
-private struct FrameState {
-    var lastTime: TimeInterval = -1
-    var lastWasPreroll = false
-}
-
-/// A GstElement reference owned by whoever holds this value.
-private struct ElementRef: @unchecked Sendable {
-    // @unchecked: only ever used inside a Locked, which serialises every access.
-    var element: UnsafeMutablePointer<GstElement>?
-    mutating func release() {
-        if let element { gst_object_unref(element) }
-        element = nil
-    }
-}
 #endif
