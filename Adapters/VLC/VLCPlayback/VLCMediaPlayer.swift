@@ -190,6 +190,9 @@ final class VLCMediaPlayer {
                 if summary.storageSize == nil, let video = track.video?.pointee, video.i_width > 0, video.i_height > 0 {
                     summary.storageSize = VideoSize(width: Int(video.i_width), height: Int(video.i_height))
                     summary.sampleAspect = (Int(video.i_sar_num), Int(video.i_sar_den))
+                    if video.i_frame_rate_num > 0, video.i_frame_rate_den > 0 {
+                        summary.frameRate = Double(video.i_frame_rate_num) / Double(video.i_frame_rate_den)
+                    }
                 }
             case libvlc_track_audio:
                 summary.hasAudio = true
@@ -217,6 +220,8 @@ struct VLCTrackSummary: Sendable, Equatable {
     var hasAudio = false
     var storageSize: VideoSize?
     var sampleAspect: (Int, Int) = (1, 1)
+    /// Frames per second of the video track, when known.
+    var frameRate: Double?
 
     /// The display size: the storage size with the sample aspect applied.
     var displaySize: VideoSize? {
@@ -226,7 +231,7 @@ struct VLCTrackSummary: Sendable, Equatable {
 
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.hasVideo == rhs.hasVideo && lhs.hasAudio == rhs.hasAudio && lhs.storageSize == rhs.storageSize
-            && lhs.sampleAspect == rhs.sampleAspect
+            && lhs.sampleAspect == rhs.sampleAspect && lhs.frameRate == rhs.frameRate
     }
 }
 #endif

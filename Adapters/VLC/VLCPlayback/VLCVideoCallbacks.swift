@@ -7,13 +7,9 @@ import PlaybackKit
 /// `libvlc_video_set_format_callbacks`) as RGBA at the display size, keeps the last one for
 /// thumbnails and hands them to the `.frames` handler when there is one.
 final class VLCVideoCallbacks: @unchecked Sendable {
-    // @unchecked: `buffer`, `bufferSize` and `pitch` are touched only by libVLC's video output
-    // thread (format, lock, display and cleanup calls come one after another), under `lock`;
-    // the rest is immutable or Locked.
-    private let lock = NSLock()
-    private var buffer: UnsafeMutableRawPointer?
-    private var bufferSize = VideoSize.zero
-    private var pitch = 0
+    // @unchecked: every stored property is immutable or Locked; pictures live in
+    // `VLCPictureBuffer`s, one per libVLC video output.
+    private let currentSize = Locked(VideoSize.zero)
 
     /// Storage size and display size expected for the next video output, learned from the
     /// media's tracks; libVLC 3 offers the decoder's padded buffer size instead (e.g. 320x258
@@ -24,18 +20,22 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let sink: EngineSink
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
+    private let watch = Locked(Watch.off)
+    private let lastFingerprint = Locked<UInt64?>(nil)
     private let onPicture: @Sendable () -> Void
+    private let onSeekPicture: @Sendable () -> Void
 
     /// Pictures go to `store` and, when the sink wants frames, to the sink; `onPicture` is told
-    /// about the next picture after `notifyOnNextPicture()`.
-    init(store: LastFrameStore, clock: VLCMediaClock, sink: EngineSink, onPicture: @escaping @Sendable () -> Void) {
+    /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
+    /// picture after a watched seek buffered.
+    init(store: LastFrameStore, clock: VLCMediaClock, sink: EngineSink,
+         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable () -> Void) {
         self.store = store
         self.clock = clock
         self.sink = sink
         self.onPicture = onPicture
+        self.onSeekPicture = onSeekPicture
     }
-
-    deinit { buffer?.deallocate() }
 
     /// Sets the sizes expected for the next video output.
     func setSizeHint(storage: VideoSize, display: VideoSize) {
@@ -46,15 +46,117 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// Calls `onPicture` (once) when the next picture is displayed.
     func notifyOnNextPicture() { notifyPicture.set(true) }
 
+    // MARK: - Watching the pictures of a start or seek
+
+    /// A seek being watched: libVLC seeks to `start` and the picture for `target` is wanted.
+    private struct SeekWatch: Equatable {
+        var hold: Bool
+        var start: Double
+        var target: Double
+        var rate: Double
+        var frame: Double
+    }
+
+    /// How displayed pictures are watched while a start or seek settles.
+    ///
+    /// When libVLC 3 has buffered after a seek it waits for its decoders, shows the first
+    /// decoded picture at once and sets its clock so that the seek position is shown 10 ms
+    /// later; the pictures after it follow at their times. (Its buffering report comes before
+    /// the decoder wait, so it cannot time them.)
+    private enum Watch: Equatable {
+        /// Every picture is kept.
+        case off
+        /// The start: the first picture is kept, later ones ignored (until released).
+        case firstPicture(seen: Bool)
+        /// A seek: waiting for libVLC's buffering report (under 100 %, then 100 %).
+        case seekBuffering(SeekWatch, sawStart: Bool)
+        /// A seek: buffered; waiting for the first picture.
+        case seekBuffered(SeekWatch)
+        /// A seek: the first picture was shown at `firstAt` (monotonic seconds); `start` is
+        /// shown `wakeUp` later and the following pictures at their media times.
+        case seekTiming(SeekWatch, firstAt: Double)
+        /// A seek: the wanted picture was shown; later ones are ignored while holding.
+        case seekShown(hold: Bool)
+    }
+
+    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// libVLC 3's video output wake-up delay after a seek.
+    static let wakeUp = 0.010
+
+    /// How long after the first picture following a seek the target is on screen.
+    static func settleTime(frameDuration: Double) -> Double { wakeUp + clampedFrame(frameDuration) / 2 }
+
+    private static func clampedFrame(_ duration: Double) -> Double { min(0.08, max(0.016, duration)) }
+
+    /// Keeps the next picture displayed and ignores later ones (until `releaseHold()`).
+    func holdFirstPicture() { watch.set(.firstPicture(seen: false)) }
+
+    /// Watches the pictures of a seek to `start` about to be sent. `hold` (a paused seek):
+    /// the picture shown at `target` media time is kept and later ones are ignored; without
+    /// (a seek while playing): the first new picture after buffering is reported. Calls
+    /// `onSeekPicture` at that picture.
+    func watchSeek(hold: Bool, start: Double, target: Double, rate: Double, frameDuration: Double) {
+        let seek = SeekWatch(hold: hold, start: start, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration))
+        watch.set(.seekBuffering(seek, sawStart: false))
+    }
+
+    /// Keeps every picture again.
+    func releaseHold() { watch.set(.off) }
+
+    /// libVLC's buffering report, passed on from its event thread at once.
+    func bufferingChanged(_ percent: Float) {
+        watch.withLock { state in
+            guard case .seekBuffering(let seek, let sawStart) = state else { return }
+            if percent < 100 {
+                state = .seekBuffering(seek, sawStart: true)
+            } else if sawStart {
+                state = .seekBuffered(seek)
+            }
+        }
+    }
+
+    /// Whether a picture displayed now is kept, and whether it is the one a seek waits for.
+    /// `repeated`: the same picture as the one before (a redisplay).
+    private func watchPicture(repeated: Bool) -> (keep: Bool, seekPicture: Bool) {
+        watch.withLock { state in
+            let now = Self.now()
+            switch state {
+            case .off, .seekBuffering:
+                return (true, false)
+            case .firstPicture(let seen):
+                state = .firstPicture(seen: true)
+                return (!seen, false)
+            case .seekBuffered(let seek):
+                guard !repeated else { return (true, false) }
+                guard seek.hold else {
+                    state = .seekShown(hold: false)
+                    return (true, true)
+                }
+                state = .seekTiming(seek, firstAt: now)
+                return wanted(seek, shownFor: seek.start, state: &state)
+            case .seekTiming(let seek, let firstAt):
+                guard !repeated else { return (true, false) }
+                let shownFor = seek.start + max(0, now - firstAt - Self.wakeUp) * seek.rate
+                return wanted(seek, shownFor: shownFor, state: &state)
+            case .seekShown(let hold):
+                return (!hold, false)
+            }
+        }
+    }
+
+    /// A held seek: pictures before the target are kept until the one at the target comes.
+    private func wanted(_ seek: SeekWatch, shownFor: Double, state: inout Watch) -> (keep: Bool, seekPicture: Bool) {
+        guard shownFor >= seek.target - seek.frame / 2 else { return (true, false) }
+        state = .seekShown(hold: true)
+        return (true, true)
+    }
+
     /// True once a picture was displayed.
     var hasShownPicture: Bool { shownPicture.get() }
 
     /// The size pictures are delivered at now.
-    var pictureSize: VideoSize {
-        lock.lock()
-        defer { lock.unlock() }
-        return bufferSize
-    }
+    var pictureSize: VideoSize { currentSize.get() }
 
     /// Registers the callbacks on `player`; `self` must outlive the player.
     func install(on player: OpaquePointer) {
@@ -65,8 +167,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     // MARK: - Called by libVLC's video output thread
 
+    /// Chooses the picture format for a new video output: RGBA at the display size. Returns
+    /// the buffer the output draws into, or nil to refuse.
     fileprivate func configure(chroma: UnsafeMutablePointer<CChar>, width: inout UInt32, height: inout UInt32,
-                               pitches: UnsafeMutablePointer<UInt32>, lines: UnsafeMutablePointer<UInt32>) -> UInt32 {
+                               pitches: UnsafeMutablePointer<UInt32>, lines: UnsafeMutablePointer<UInt32>) -> VLCPictureBuffer? {
         let offered = VideoSize(width: Int(width), height: Int(height))
         var size = offered
         if let hint = sizeHint.get(),
@@ -74,51 +178,38 @@ final class VLCVideoCallbacks: @unchecked Sendable {
            (hint.storage.height...(hint.storage.height + 64)).contains(offered.height) {
             size = hint.display
         }
-        guard !size.isEmpty else { return 0 }
+        guard !size.isEmpty else { return nil }
         // "RGBA": bytes R, G, B, A in memory, what VideoFrame holds.
         for (index, byte) in "RGBA".utf8.enumerated() { chroma[index] = CChar(bitPattern: byte) }
         width = UInt32(size.width)
         height = UInt32(size.height)
-        let rowBytes = (size.width * 4 + 31) & ~31
-        pitches[0] = UInt32(rowBytes)
+        let buffer = VLCPictureBuffer(owner: self, size: size)
+        pitches[0] = UInt32(buffer.pitch)
         lines[0] = UInt32(size.height)
-        lock.lock()
-        buffer?.deallocate()
-        // One spare row: some converters write a little past the last line.
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: rowBytes * (size.height + 1), alignment: 64)
-        bufferSize = size
-        pitch = rowBytes
-        lock.unlock()
+        currentSize.set(size)
         PlaybackLog.log(.debug, "vlc", "video format: offered \(offered), delivering RGBA \(size)")
-        return 1
-    }
-
-    fileprivate func cleanup() {
-        lock.lock()
-        buffer?.deallocate()
-        buffer = nil
-        bufferSize = .zero
-        lock.unlock()
-    }
-
-    fileprivate func planeForNextPicture() -> UnsafeMutableRawPointer? {
-        lock.lock()
-        defer { lock.unlock() }
         return buffer
     }
 
-    fileprivate func pictureDisplayed() {
-        let stamp = clock.stampPicture()
-        lock.lock()
-        if let buffer, !bufferSize.isEmpty {
-            let bytes = UnsafeRawBufferPointer(start: buffer, count: pitch * bufferSize.height)
-            store.store(bytes, size: bufferSize, bytesPerRow: pitch, presentationTime: stamp.time)
-            if stamp.present, sink.frames != nil {
-                sink.presentFrame(bytes, size: bufferSize, bytesPerRow: pitch, presentationTime: stamp.time)
-            }
-        }
-        lock.unlock()
+    fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer) {
         shownPicture.set(true)
+        let fingerprint = picture.fingerprint()
+        let repeated = lastFingerprint.withLock { last -> Bool in
+            defer { last = fingerprint }
+            return last == fingerprint
+        }
+        let watched = watchPicture(repeated: repeated)
+        if watched.seekPicture { onSeekPicture() }
+        guard watched.keep else {
+            PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
+            return
+        }
+        let stamp = clock.stampPicture()
+        let bytes = UnsafeRawBufferPointer(start: picture.pixels, count: picture.pitch * picture.size.height)
+        store.store(bytes, size: picture.size, bytesPerRow: picture.pitch, presentationTime: stamp.time)
+        if stamp.present, sink.frames != nil {
+            sink.presentFrame(bytes, size: picture.size, bytesPerRow: picture.pitch, presentationTime: stamp.time)
+        }
         let notify = notifyPicture.withLock { wanted -> Bool in
             defer { wanted = false }
             return wanted
@@ -127,29 +218,63 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     }
 }
 
-// MARK: - C callbacks (libVLC's video output thread; they never call into libVLC)
+/// The memory one libVLC video output draws into, made by the format callback and freed by
+/// the cleanup callback; it is the output's opaque pointer for the lock and display callbacks.
+final class VLCPictureBuffer {
+    let owner: VLCVideoCallbacks
+    let size: VideoSize
+    let pitch: Int
+    let pixels: UnsafeMutableRawPointer
 
-private func callbacks(_ opaque: UnsafeMutableRawPointer?) -> VLCVideoCallbacks? {
-    guard let opaque else { return nil }
-    return Unmanaged<VLCVideoCallbacks>.fromOpaque(opaque).takeUnretainedValue()
+    init(owner: VLCVideoCallbacks, size: VideoSize) {
+        self.owner = owner
+        self.size = size
+        pitch = (size.width * 4 + 31) & ~31
+        // One spare row: some converters write a little past the last line.
+        pixels = UnsafeMutableRawPointer.allocate(byteCount: pitch * (size.height + 1), alignment: 64)
+    }
+
+    deinit { pixels.deallocate() }
+
+    /// A hash of the picture's bytes, to tell a redisplay of the same picture from a new one.
+    func fingerprint() -> UInt64 {
+        let words = pitch * size.height / 8
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let base = pixels.assumingMemoryBound(to: UInt64.self)
+        for index in 0..<words {
+            hash = (hash ^ base[index]) &* 0x100_0000_01b3
+        }
+        return hash
+    }
 }
 
+// MARK: - C callbacks (libVLC's video output thread; they never call into libVLC)
+
 private let videoFormatCallback: libvlc_video_format_cb = { opaque, chroma, width, height, pitches, lines in
-    guard let opaque, let target = callbacks(opaque.pointee), let chroma, let width, let height,
-          let pitches, let lines else { return 0 }
-    return target.configure(chroma: chroma, width: &width.pointee, height: &height.pointee, pitches: pitches, lines: lines)
+    guard let opaque, let context = opaque.pointee, let chroma, let width, let height, let pitches, let lines else { return 0 }
+    let owner = Unmanaged<VLCVideoCallbacks>.fromOpaque(context).takeUnretainedValue()
+    guard let buffer = owner.configure(chroma: chroma, width: &width.pointee, height: &height.pointee, pitches: pitches, lines: lines) else {
+        return 0
+    }
+    // From here on this output's opaque pointer is its buffer (released by the cleanup callback).
+    opaque.pointee = Unmanaged.passRetained(buffer).toOpaque()
+    return 1
 }
 
 private let videoCleanupCallback: libvlc_video_cleanup_cb = { opaque in
-    callbacks(opaque)?.cleanup()
+    guard let opaque else { return }
+    Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).release()
 }
 
 private let videoLockCallback: libvlc_video_lock_cb = { opaque, planes in
-    planes?[0] = callbacks(opaque)?.planeForNextPicture()
+    guard let opaque else { return nil }
+    planes?[0] = Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue().pixels
     return nil
 }
 
 private let videoDisplayCallback: libvlc_video_display_cb = { opaque, _ in
-    callbacks(opaque)?.pictureDisplayed()
+    guard let opaque else { return }
+    let buffer = Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue()
+    buffer.owner.pictureDisplayed(buffer)
 }
 #endif

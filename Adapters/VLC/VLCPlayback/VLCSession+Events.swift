@@ -1,0 +1,216 @@
+#if VLC
+import CVLC
+import Foundation
+import PlaybackKit
+
+// MARK: - libVLC events
+
+extension VLCSession {
+    func handle(_ event: VLCEvent) {
+        guard phase != .finished else { return }
+        if PlaybackLog.enabled(.debug), !event.isTimeReport {
+            PlaybackLog.log(.debug, "vlc", "event \(event)")
+        }
+        switch event {
+        case .parsed(let status): parsed(status: status)
+        case .opening: break
+        case .buffering(let percent): buffering(percent)
+        case .playing: playing()
+        case .paused: paused()
+        case .stopped: vlcPlaying = false
+        case .endReached: endReached()
+        case .encounteredError: encounteredError()
+        case .lengthChanged(let milliseconds):
+            guard milliseconds > 0 else { return }
+            duration = Double(milliseconds) / 1000
+            if phase == .ready { sink.durationChanged(duration) }
+        case .timeChanged:
+            break  // anchored on libVLC's thread
+        case .videoOutputs(let count):
+            if count > 0, phase == .ready { videoOutputChanged() }
+        case .streamAdded(let kind):
+            streamKinds.insert(kind)
+        }
+    }
+
+    private func playing() {
+        vlcPlaying = true
+        if let operation = seekOperation, operation.stage == .resuming {
+            resumedForSeek()
+        } else if phase == .ready, seekOperation == nil, !ended, clock.mode != .running {
+            clock.enter(.running)
+        }
+    }
+
+    private func paused() {
+        vlcPlaying = false
+        if phase == .starting {
+            switch startStage {
+            case .awaitingPause: startPaused()
+            case .pausing: finishStart()
+            default: break
+            }
+        } else if let operation = seekOperation {
+            switch operation.stage {
+            case .restarting: restartedPaused()
+            case .pausing: finishSeek()
+            default: break
+            }
+        } else if phase == .ready, clock.mode == .running {
+            clock.enter(.paused)
+            clock.markPresentedWhilePaused()
+        }
+    }
+
+    private func buffering(_ percent: Float) {
+        bufferingPercent = percent
+        if percent < 100 {
+            if var operation = seekOperation {
+                operation.sawBufferingStart = true
+                seekOperation = operation
+            } else if phase == .starting {
+                startSawBufferingStart = true
+            } else if phase == .ready, vlcPlaying, !ended, !stalled {
+                stalled = true
+                sink.stalled(true)
+            }
+            return
+        }
+        if stalled {
+            stalled = false
+            sink.stalled(false)
+        }
+        if phase == .starting {
+            startBuffered()
+        } else if seekOperation != nil {
+            seekBuffered()
+        }
+    }
+
+    private func endReached() {
+        vlcPlaying = false
+        switch phase {
+        case .parsing, .starting:
+            let code: PlaybackError.Code = source.isFile ? .unsupportedFormat : .network
+            fail(PlaybackError(code: code, message: "open: libVLC reached the end of \(source.url.absoluteString) before any picture or sound was played: not playable media\(detail())"))
+        case .ready:
+            ended = true
+            token += 1
+            seekOperation = nil
+            setMuted(false)
+            clock.enter(.paused, at: duration)
+            clock.markPresentedWhilePaused()
+            sink.ended()
+        case .finished:
+            break
+        }
+    }
+
+    private func encounteredError() {
+        let code: PlaybackError.Code
+        if !source.isFile {
+            code = .network
+        } else if phase == .ready || !streamKinds.isEmpty {
+            code = .decode
+        } else {
+            code = .unsupportedFormat
+        }
+        let step = phase == .ready ? "play" : "open"
+        fail(PlaybackError(code: code, message: "\(step): libVLC could not play \(source.url.absoluteString)\(detail())"))
+    }
+
+    // MARK: - Size, pictures, outputs
+
+    func refreshTracks() {
+        guard let player else { return }
+        let summary = player.trackSummary()
+        if summary.hasVideo || summary.hasAudio { tracks = summary }
+    }
+
+    func currentNaturalSize() -> VideoSize {
+        if let display = tracks.displaySize {
+            if let storage = tracks.storageSize { video?.setSizeHint(storage: storage, display: display) }
+            return display
+        }
+        if let size = player?.videoOutputSize { return size }
+        return video?.pictureSize ?? .zero
+    }
+
+    private func videoOutputChanged() {
+        refreshTracks()
+        let size = currentNaturalSize()
+        guard size != naturalSize, !size.isEmpty else { return }
+        naturalSize = size
+        sink.naturalSizeChanged(size)
+    }
+
+    /// Hands the picture on screen to the `.frames` handler (once, while paused) with `time`.
+    func presentShownPicture(at time: TimeInterval) {
+        guard var frame = frames.latest() else { return }
+        frame.presentationTime = time
+        frames.store(frame)
+        clock.markPresentedWhilePaused()
+        guard sink.frames != nil else { return }
+        frame.pixels.withUnsafeBytes { bytes in
+            sink.presentFrame(bytes, size: frame.size, bytesPerRow: frame.bytesPerRow, presentationTime: time)
+        }
+    }
+
+    func setMuted(_ mute: Bool) {
+        guard let player else { return }
+        muted = mute
+        player.setMuted(mute)
+        if !mute { player.setVolume(Int((volume * 100).rounded())) }
+    }
+
+    func applyWindowScaling() {
+        guard windowOutput, let player, case .window(let handle) = options.videoOutput else { return }
+        let window = VLCWindowGeometry.size(ofWindow: handle)
+        let ratio = window.map { "\($0.width):\($0.height)" }
+        switch scalingMode {
+        case .none:
+            player.setWindowGeometry(scale: 1, aspectRatio: nil, crop: nil)
+        case .aspectFit:
+            player.setWindowGeometry(scale: 0, aspectRatio: nil, crop: nil)
+        case .fill:
+            player.setWindowGeometry(scale: 0, aspectRatio: ratio, crop: nil)
+        case .aspectFill:
+            player.setWindowGeometry(scale: 0, aspectRatio: nil, crop: ratio)
+        }
+    }
+
+    // MARK: - Reports
+
+    func startTimer() {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + Self.tickInterval, repeating: Self.tickInterval)
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    private func tick() {
+        guard phase == .ready || phase == .starting else { return }
+        reportBuffer()
+        guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
+        sink.position(clock.current())
+    }
+
+    func reportBuffer() {
+        guard let player else { return }
+        let position = clock.current()
+        let playable = source.isFile ? max(duration, position) : position + (stalled ? 0 : 1)
+        sink.bufferChanged(EngineBufferStatus(
+            playableDuration: playable, bufferingProgress: Int(min(100, max(0, bufferingPercent))),
+            bytesTransferred: player.bytesRead))
+    }
+}
+
+extension VLCEvent {
+    /// The frequent time reports, left out of the debug log.
+    var isTimeReport: Bool {
+        if case .timeChanged = self { return true }
+        return false
+    }
+}
+#endif

@@ -1,0 +1,154 @@
+#if VLC
+import CVLC
+import Foundation
+import PlaybackKit
+
+// MARK: - Seeking
+//
+// libVLC 3 seeks accurately (input-fast-seek off) but shows the result unreliably: a seek
+// while paused shows the first decoded picture, which can be a few frames before the target,
+// or nothing (dropped as late); while playing, pictures are dropped as late until the decoder
+// catches up. So a paused seek resumes the input muted, seeks a little before the target
+// (`runUp`), keeps the picture libVLC shows at the target time and pauses again; the pictures
+// libVLC still shows after the pause are ignored. A seek while playing seeks to the target and
+// completes once the first picture after it is shown.
+
+extension VLCSession {
+    /// Seconds per video frame (25 fps when unknown).
+    var frameDuration: Double { 1 / (tracks.frameRate ?? 25) }
+
+    func seek(to target: TimeInterval) {
+        guard phase == .ready, let player else { return }
+        token += 1
+        let target = max(0, target)
+        clock.enter(.settling, at: target)
+        if ended {
+            // libVLC's Ended state cannot seek: start the input again (it opens paused).
+            ended = false
+            player.stop()
+            video?.releaseHold()
+            setMuted(true)
+            seekOperation = SeekOperation(target: target, stage: .restarting, token: token)
+            player.play()
+        } else if vlcPlaying {
+            seekOperation = SeekOperation(target: target, stage: .buffering, token: token)
+            sendSeek()
+        } else {
+            seekOperation = SeekOperation(target: target, stage: .resuming, token: token)
+            setMuted(true)
+            player.setPaused(false)
+        }
+        let current = token
+        queue.asyncAfter(deadline: .now() + 8) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current else { return }
+            PlaybackLog.log(.warning, "vlc", "seek to \(operation.target) s did not settle; reporting it done\(self.detail())")
+            self.finishSeek()
+        }
+    }
+
+    /// Sends the seek of the operation in flight to the (playing) input.
+    func sendSeek() {
+        guard var operation = seekOperation, let player else { return }
+        operation.stage = .buffering
+        operation.sawBufferingStart = false
+        seekOperation = operation
+        let start: TimeInterval
+        if wantsPlaying {
+            start = operation.target
+            video?.watchSeek(hold: false, start: start, target: operation.target, rate: Double(rate), frameDuration: frameDuration)
+        } else {
+            start = max(0, operation.target - Self.runUp)
+            setMuted(true)
+            video?.watchSeek(hold: true, start: start, target: operation.target, rate: Double(rate), frameDuration: frameDuration)
+        }
+        player.setTime(Int64((start * 1000).rounded()))
+    }
+
+    /// The input was started again after the end and is paused: resume it, muted.
+    func restartedPaused() {
+        guard var operation = seekOperation, operation.stage == .restarting, let player else { return }
+        operation.stage = .resuming
+        seekOperation = operation
+        player.setPaused(false)
+    }
+
+    /// The input plays again for a paused seek or a restart: seek now.
+    func resumedForSeek() {
+        guard let operation = seekOperation, operation.stage == .resuming else { return }
+        sendSeek()
+    }
+
+    /// libVLC buffered at the seek position.
+    func seekBuffered() {
+        guard var operation = seekOperation, operation.stage == .buffering, operation.sawBufferingStart else { return }
+        let current = operation.token
+        if expectsPicture, video != nil {
+            // The pictures time the rest (seekPictureShown); if none comes (nothing left to
+            // show), settle anyway.
+            operation.stage = .awaitingPicture
+            seekOperation = operation
+            queue.asyncAfter(deadline: .now() + Self.runUp + 1.5) { [weak self] in
+                guard let self, let operation = self.seekOperation, operation.token == current,
+                      operation.stage == .awaitingPicture else { return }
+                self.scheduleSeekSettle(after: 0)
+            }
+        } else {
+            seekOperation = operation
+            // Without pictures to watch: after buffering, libVLC plays from the target at
+            // once (the run-up is played through muted).
+            let runUp = wantsPlaying ? 0 : min(Self.runUp, operation.target)
+            scheduleSeekSettle(after: runUp / Double(rate) + (windowOutput ? 0.06 : 0.025))
+        }
+    }
+
+    /// The watched picture is on screen: the target (paused seek) or the first after a seek
+    /// while playing, which the target follows within a moment.
+    func seekPictureShown() {
+        guard let operation = seekOperation,
+              operation.stage == .awaitingPicture || operation.stage == .buffering else { return }
+        if wantsPlaying {
+            scheduleSeekSettle(after: VLCVideoCallbacks.settleTime(frameDuration: frameDuration) + 0.005)
+        } else {
+            scheduleSeekSettle(after: 0)
+        }
+    }
+
+    func scheduleSeekSettle(after delay: Double) {
+        guard var operation = seekOperation else { return }
+        operation.stage = .settling
+        seekOperation = operation
+        let current = operation.token
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, self.seekOperation?.token == current else { return }
+            self.seekSettled()
+        }
+    }
+
+    private func seekSettled() {
+        guard var operation = seekOperation, operation.stage == .settling, let player else { return }
+        if wantsPlaying {
+            finishSeek()
+        } else {
+            operation.stage = .pausing
+            seekOperation = operation
+            player.setPaused(true)
+        }
+    }
+
+    func finishSeek() {
+        guard let operation = seekOperation else { return }
+        seekOperation = nil
+        setMuted(false)
+        if wantsPlaying {
+            video?.releaseHold()
+            if !vlcPlaying { player?.play() }
+            clock.enter(.running, at: operation.target)
+        } else {
+            if vlcPlaying { player?.setPaused(true) }
+            clock.enter(.paused, at: operation.target)
+            presentShownPicture(at: operation.target)
+        }
+        sink.seekCompleted(operation.target)
+    }
+}
+#endif
