@@ -30,6 +30,8 @@ final class LocalHTTPServer: @unchecked Sendable {
     let openPrefix: Int
     /// Bytes of `/stall-play.mp4` served from the start before it stalls.
     let playCut: Int
+    /// How many responses have stalled so far.
+    let stalls = Watched(0)
     private let condition = NSCondition()
     private var connections: Set<Int32> = []
     private var stopped = false
@@ -49,6 +51,12 @@ final class LocalHTTPServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// Waits until a response has stalled (the player reads into the missing data), at most
+    /// `timeout` seconds; whether one did.
+    func waitForStall(timeout: TimeInterval) async -> Bool {
+        await stalls.wait(timeout: timeout) { $0 > 0 }
+    }
 
     /// The URL of `path` on this server, e.g. `url("/media.mp4")`.
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
@@ -168,6 +176,7 @@ final class LocalHTTPServer: @unchecked Sendable {
         guard sendMedia(fd, body, from: start, to: available) else { return }
         if available < end {
             PlaybackLog.log(.debug, "conformance-http", "\(request.path): stalling at byte \(available) of \(size)")
+            stalls.update { $0 += 1 }
             stallUntilStopped()
         }
     }

@@ -108,7 +108,8 @@ enum DisciplineChecks {
         let mark = p.mark
         var slow: [String] = []
         if let late = timed("prepareToPlay()", { p.player.prepareToPlay() }) { slow.append(late) }
-        try await observe(for: 1.5)
+        let reached = await server.waitForStall(timeout: 10)
+        try expect(reached, "the player did not read up to the point where the source stalls within 10 s")
         let early = p.recorder.events(since: mark)
         try expect(!early.contains(.preparedToPlay), "prepared from a source that stalls before its index: \(summary(early))")
         for _ in 0..<3 {
@@ -207,7 +208,6 @@ enum NetworkChecks {
             return false
         }
         try expect(p.player.loadState.contains(.stalled), "after the stalled event loadState is \(p.player.loadState)")
-        try await observe(for: 0.3)
         let held = p.position
         try await observe(for: 1.0)
         try expect(abs(p.position - held) <= 0.05, "stalled, the position moved from \(format(held)) s to \(format(p.position)) s")
