@@ -109,7 +109,7 @@ extension FFmpegSession {
         lock.locked {
             while !aborted {
                 if let entry = video ? videoPackets.get() : audioPackets.get() {
-                    if !queuesFull { readerWake.broadcast() }
+                    if !queuesAboveLowWater { readerWake.broadcast() }
                     return entry
                 }
                 lock.wait(video ? videoPacketsReady : audioPacketsReady)

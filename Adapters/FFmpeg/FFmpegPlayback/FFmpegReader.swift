@@ -87,10 +87,16 @@ extension FFmpegSession {
 
     /// True when the read-ahead bound is reached (lock held): the byte cap, or every stream
     /// holding `readAheadSeconds` of media.
-    var queuesFull: Bool {
-        if videoPackets.bytes + audioPackets.bytes >= maxBufferBytes { return true }
-        let videoEnough = !hasVideo || videoPackets.duration >= Self.readAheadSeconds
-        let audioEnough = !hasAudio || audioPackets.duration >= Self.readAheadSeconds
+    var queuesFull: Bool { queuesHold(fraction: 1) }
+
+    /// True while the queues hold enough that waking the read thread is not worth it yet
+    /// (lock held): it is woken below three quarters of the bound and then reads a batch.
+    var queuesAboveLowWater: Bool { queuesHold(fraction: 0.75) }
+
+    private func queuesHold(fraction: Double) -> Bool {
+        if Double(videoPackets.bytes + audioPackets.bytes) >= Double(maxBufferBytes) * fraction { return true }
+        let videoEnough = !hasVideo || videoPackets.duration >= readAheadSeconds * fraction
+        let audioEnough = !hasAudio || audioPackets.duration >= readAheadSeconds * fraction
         return videoEnough && audioEnough
     }
 
@@ -258,7 +264,7 @@ extension FFmpegSession {
             if readerAtEnd, duration > 0 { buffered = duration }
             if duration > 0 { buffered = min(buffered, duration) }
             let ahead = max(0, buffered - clock.now())
-            let progress = readerAtEnd ? 100 : min(100, Int(ahead / Self.highWaterSeconds * 100))
+            let progress = readerAtEnd ? 100 : min(100, Int(ahead / readAheadSeconds * 100))
             return EngineBufferStatus(playableDuration: buffered, bufferingProgress: progress,
                                       bytesTransferred: format.bytesRead)
         }

@@ -102,10 +102,11 @@ final class FFmpegSession: @unchecked Sendable {
 
     /// Bytes the read thread may keep queued ahead of playback.
     let maxBufferBytes: Int
-    /// Seconds of media per stream the read thread reads ahead at most.
-    static let readAheadSeconds = 10.0
-    /// Seconds queued that count as fully buffered (`bufferingProgress` 100).
-    static let highWaterSeconds = 5.0
+    /// Seconds of media per stream the read thread reads ahead at most (within the byte
+    /// cap): little for local files, where reading is instant and memory is better spent
+    /// elsewhere; more for network sources, to ride out slow patches. Reaching it counts as
+    /// fully buffered (`bufferingProgress` 100).
+    let readAheadSeconds: Double
 
     init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
         self.source = source
@@ -113,6 +114,7 @@ final class FFmpegSession: @unchecked Sendable {
         self.sink = sink
         location = source.isFile ? source.path : source.url.absoluteString
         maxBufferBytes = max(256 * 1024, options.maxBufferBytes ?? 15 * 1024 * 1024)
+        readAheadSeconds = source.isFile ? 1.5 : 10
         readerWake = lock.makeCondition()
         videoPacketsReady = lock.makeCondition()
         audioPacketsReady = lock.makeCondition()
