@@ -479,5 +479,33 @@ struct GStreamerAdapterTests {
         #expect(first.filter { $0.lowercased().hasPrefix("user-agent:") } == ["User-Agent: PlaybackKitTests/1"], "\(first)")
         #expect(await eventually(timeout: 3) { player.numberOfBytesTransferred > 0 })
     }
+    @Test(".window draws into an X11 window (needs DISPLAY)",
+          .enabled(if: ProcessInfo.processInfo.environment["DISPLAY"] != nil))
+    func windowOutput() async throws {
+        // The root window of the display stands in for an application's window.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/xwininfo")
+        probe.arguments = ["-root"]
+        let output = Pipe()
+        probe.standardOutput = output
+        try probe.run()
+        probe.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let idText = try #require(text.split(separator: " ").first { $0.hasPrefix("0x") })
+        let handle = try #require(UInt(idText.dropFirst(2), radix: 16))
+        let (player, log) = try gstPlayer("short.mp4", video: .window(handle: handle))
+        defer { player.shutdown() }
+        try await player.prepare()
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        player.scalingMode = .fill
+        player.scalingMode = .aspectFit
+        let mark = log.mark
+        player.currentPlaybackTime = 1.0
+        #expect(await log.seekCompleted(since: mark) != nil)
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: frame) == 25)
+        player.play()
+        #expect(await log.finished(timeout: 10) == .playbackEnded)
+    }
 }
 #endif

@@ -116,9 +116,25 @@ static inline gulong pk_gst_connect_source_setup(GstElement *playbin, pk_gst_sou
 static inline gulong pk_gst_connect_element_setup(GstElement *playbin, pk_gst_element_setup_callback callback, gpointer data) {
     return g_signal_connect(playbin, "element-setup", G_CALLBACK(callback), data);
 }
+typedef void (*pk_gst_plain_callback)(GstElement *element, gpointer data);
+
+/// A signal without arguments of its own ("video-changed", ...).
+static inline gulong pk_gst_connect_plain(GstElement *element, const gchar *signal, pk_gst_plain_callback callback, gpointer data) {
+    return g_signal_connect(element, signal, G_CALLBACK(callback), data);
+}
 /// "notify::<property>" on any object.
 static inline gulong pk_gst_connect_notify(gpointer object, const gchar *detailed_signal, pk_gst_notify_callback callback, gpointer data) {
     return g_signal_connect(object, detailed_signal, G_CALLBACK(callback), data);
+}
+
+// MARK: - Playbin actions (g_signal_emit_by_name is variadic)
+
+/// The pad of video stream `stream` before playbin's sink chain (decoded caps), owned by the
+/// caller, or NULL.
+static inline GstPad *pk_gst_playbin_video_pad(GstElement *playbin, gint stream) {
+    GstPad *pad = NULL;
+    g_signal_emit_by_name(playbin, "get-video-pad", stream, &pad);
+    return pad;
 }
 
 // MARK: - App sink

@@ -49,11 +49,11 @@ enum GStreamerFrames {
         return body(UnsafeRawBufferPointer(start: data, count: Int(map.size)), size, stride)
     }
 
-    /// The picture of `sample` as natural-size RGBA, converted (and scaled to undo a
-    /// non-square pixel aspect) when it is not already.
-    static func thumbnail(of sample: OpaquePointer) -> VideoFrame? {
+    /// The picture of `sample` as RGBA at `size` (default: the natural size its caps
+    /// describe), converted and scaled when it is not already.
+    static func thumbnail(of sample: OpaquePointer, size: VideoSize? = nil) -> VideoFrame? {
         guard let caps = gst_sample_get_caps(sample), let info = videoInfo(caps),
-              let natural = naturalSize(of: caps) else { return nil }
+              let natural = size.flatMap({ $0.isEmpty ? nil : $0 }) ?? naturalSize(of: caps) else { return nil }
         let time = presentationTime(of: sample) ?? 0
         let ready = info.finfo.pointee.format == GST_VIDEO_FORMAT_RGBA
             && Int(info.width) == natural.width && Int(info.height) == natural.height

@@ -46,7 +46,8 @@ final class GStreamerPipeline: @unchecked Sendable {
     private var bus: UnsafeMutablePointer<GstBus>?
     private var busWatch: UnsafeMutablePointer<GSource>?
     private var appSink: UnsafeMutablePointer<GstElement>?
-    private var videoSinkPad: UnsafeMutablePointer<GstPad>?
+    /// The decoded video stream's pad and its notify::caps handler (see `watchVideoStream`).
+    private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong)?
     private var signalHandlers: [(instance: gpointer, id: gulong)] = []
     private var callbacks: PipelineCallbacks?
 
@@ -114,14 +115,11 @@ final class GStreamerPipeline: @unchecked Sendable {
             sink = try Self.make("autovideosink", "video-window", package: "gstreamer1.0-plugins-good")
             pk_gst_set_window_handle(playbin, guintptr(handle))
         }
-        if let pad = gst_element_get_static_pad(sink, "sink") {
-            videoSinkPad = pad
-            signalHandlers.append((UnsafeMutableRawPointer(pad), pk_gst_connect_notify(pad, "notify::caps", { _, _, data in
-                guard let data else { return }
-                Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
-            }, userData)))
-        }
         pk_gst_set_object(playbin, "video-sink", sink)
+        signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_plain(playbin, "video-changed", { _, data in
+            guard let data else { return }
+            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
+        }, userData)))
     }
 
     /// videoconvert ! videoscale ! capsfilter(RGBA, square pixels) ! appsink: natural-size
@@ -204,11 +202,39 @@ final class GStreamerPipeline: @unchecked Sendable {
         return body(held)
     }
 
-    /// The caps on the video sink's input now (decoded size and pixel aspect), owned by the
+    /// Follows the caps of the playing video stream as decoded, before playbin's sink chain
+    /// (a window sink's input is already scaled to the window): notify::caps on that pad calls
+    /// `videoCapsChanged`. Call on the loop thread once prerolled and when streams change.
+    func watchVideoStream() {
+        guard let playbin, let callbacks else { return }
+        let current = max(0, pk_gst_get_int(playbin, "current-video"))
+        let pad = pk_gst_playbin_video_pad(playbin, current)
+        if let pad, pad == videoStreamPad?.pad {
+            gst_object_unref(pad)
+            return
+        }
+        unwatchVideoStream()
+        guard let pad else { return }
+        let userData = Unmanaged.passUnretained(callbacks).toOpaque()
+        let handler = pk_gst_connect_notify(pad, "notify::caps", { _, _, data in
+            guard let data else { return }
+            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
+        }, userData)
+        videoStreamPad = (pad, handler)
+    }
+
+    private func unwatchVideoStream() {
+        guard let watched = videoStreamPad else { return }
+        g_signal_handler_disconnect(watched.pad, watched.handler)
+        gst_object_unref(watched.pad)
+        videoStreamPad = nil
+    }
+
+    /// The caps of the playing video stream now (decoded size and pixel aspect), owned by the
     /// caller; nil without video.
     func currentVideoCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let videoSinkPad else { return nil }
-        return gst_pad_get_current_caps(videoSinkPad)
+        guard let pad = videoStreamPad?.pad else { return nil }
+        return gst_pad_get_current_caps(pad)
     }
 
     // MARK: - Teardown
@@ -217,6 +243,11 @@ final class GStreamerPipeline: @unchecked Sendable {
     /// on the loop thread (or in deinit); safe to call twice.
     func destroy() {
         guard let playbin else { return }
+        // Other threads get no new reference from here on (`withPlaybin`).
+        lock.withLock {
+            self.playbin = nil
+            self.element = nil
+        }
         if let busWatch {
             g_source_destroy(busWatch)
             g_source_unref(busWatch)
@@ -224,6 +255,7 @@ final class GStreamerPipeline: @unchecked Sendable {
         }
         for handler in signalHandlers { g_signal_handler_disconnect(handler.instance, handler.id) }
         signalHandlers = []
+        unwatchVideoStream()
         if let appSink { pk_gst_app_sink_set_callbacks(pk_gst_app_sink(appSink), nil, nil, nil) }
         // Joins the streaming threads: no callback runs after this.
         gst_element_set_state(playbin, GST_STATE_NULL)
@@ -235,14 +267,6 @@ final class GStreamerPipeline: @unchecked Sendable {
         if let appSink {
             gst_object_unref(appSink)
             self.appSink = nil
-        }
-        if let videoSinkPad {
-            gst_object_unref(videoSinkPad)
-            self.videoSinkPad = nil
-        }
-        lock.withLock {
-            self.playbin = nil
-            self.element = nil
         }
         gst_object_unref(playbin)
         callbacks = nil

@@ -70,7 +70,19 @@ extension GStreamerSession {
         guard phase == .ready, wantsPlaying, seekInFlight == nil, !atEnd, !buffering else { return }
         if let position = queryPosition() { sink.position(position) }
         ticks += 1
-        if ticks % 8 == 0 { refreshBufferStatus() }
+        if ticks % 8 == 0 {
+            refreshBufferStatus()
+            if duration <= 0 { durationMayHaveChanged() }
+        }
+    }
+
+    /// Re-reads the duration (on DURATION_CHANGED, and while it is unknown: some demuxers,
+    /// tsdemux among them, learn it only once playing).
+    func durationMayHaveChanged() {
+        guard phase == .ready, let value = queryDuration(), value > 0, value != duration else { return }
+        PlaybackLog.log(.debug, "gstreamer", "duration now \(value) s")
+        duration = value
+        sink.durationChanged(value)
     }
 
     func queryPosition() -> TimeInterval? {
@@ -139,8 +151,11 @@ extension GStreamerSession {
     }
 
     func videoCapsChanged() {
-        guard phase == .ready, let size = currentNaturalSize(), size != naturalSize else { return }
+        guard phase == .ready else { return }
+        pipeline?.watchVideoStream()
+        guard let size = currentNaturalSize(), size != naturalSize else { return }
         naturalSize = size
+        sharedNaturalSize.set(size)
         sink.naturalSizeChanged(size)
     }
 

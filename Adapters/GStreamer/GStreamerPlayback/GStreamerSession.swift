@@ -22,6 +22,8 @@ final class GStreamerSession: @unchecked Sendable {
     let demuxers = Locked<[ElementRef]>([])
     /// The pipeline for other threads (thumbnails); the loop thread uses `pipeline`.
     let sharedPipeline = Locked<GStreamerPipeline?>(nil)
+    /// The natural size for other threads (thumbnails of a window sink's scaled pictures).
+    let sharedNaturalSize = Locked(VideoSize.zero)
 
     // MARK: - Loop-thread state
 
@@ -109,6 +111,10 @@ final class GStreamerSession: @unchecked Sendable {
         sharedPipeline.get()?.withPlaybin { playbin -> VideoFrame? in
             guard let sample = pk_gst_get_sample(playbin, "sample") else { return nil }
             defer { gst_sample_unref(sample) }
+            // A window sink keeps pictures scaled to the window: bring them to natural size.
+            if case .window = options.videoOutput {
+                return GStreamerFrames.thumbnail(of: sample, size: sharedNaturalSize.get())
+            }
             return GStreamerFrames.thumbnail(of: sample)
         } ?? nil
     }
@@ -164,7 +170,9 @@ final class GStreamerSession: @unchecked Sendable {
         stopDemuxerCheck()
         if isLive, !wantsPlaying { gst_element_set_state(element, GST_STATE_PAUSED) }
         duration = queryDuration() ?? 0
+        pipeline?.watchVideoStream()
         naturalSize = currentNaturalSize() ?? .zero
+        sharedNaturalSize.set(naturalSize)
         let hasVideo = pk_gst_get_int(element, "n-video") > 0
         let hasAudio = pk_gst_get_int(element, "n-audio") > 0
         PlaybackLog.log(.info, "gstreamer", "prerolled \(source.url.lastPathComponent): \(duration) s, \(naturalSize), video \(hasVideo), audio \(hasAudio)")
@@ -329,9 +337,7 @@ final class GStreamerSession: @unchecked Sendable {
             PlaybackLog.log(.debug, "gstreamer", "state \(stateName(old)) -> \(stateName(new)) (pending \(stateName(pending)))")
             if phase == .ready, seekInFlight != nil { asyncDone() }
         case GST_MESSAGE_DURATION_CHANGED:
-            guard phase == .ready, let value = queryDuration(), value != duration else { return }
-            duration = value
-            sink.durationChanged(value)
+            durationMayHaveChanged()
         case GST_MESSAGE_BUFFERING:
             var percent: gint = 0
             gst_message_parse_buffering(message, &percent)
