@@ -347,6 +347,46 @@ struct MPVAdapterTests {
         #expect(second == .playbackEnded)
     }
 
+    @Test("a seek after the end shows the frame there and plays on from it")
+    func seekAfterEnd() async throws {
+        let player = try makePlayer("short.mp4")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        player.currentPlaybackTime = 2.6
+        _ = await watcher.seekCompleted(from: 0)
+        player.play()
+        #expect(await watcher.finished(timeout: 5) == .playbackEnded)
+        let mark = watcher.count
+        player.currentPlaybackTime = 1.0
+        let reached = try #require(await watcher.seekCompleted(from: mark))
+        #expect(abs(reached - 1.0) <= frameTolerance)
+        #expect(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)) == 25)
+        player.play()
+        #expect(await watcher.finished(from: mark, timeout: 5) == .playbackEnded)
+        #expect(watcher.all.filter { $0 == .finished(.playbackEnded) }.count == 2)
+    }
+
+    @Test("audio only plays at real time and ends")
+    func audioOnlyPlays() async throws {
+        let player = try makePlayer("audio-only.m4a")
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        let mark = watcher.count
+        player.currentPlaybackTime = 4.5
+        let reached = try #require(await watcher.seekCompleted(from: mark))
+        #expect(abs(reached - 4.5) < 0.05)
+        let wallStart = Date()
+        player.play()
+        #expect(await watcher.finished(from: mark, timeout: 5) == .playbackEnded)
+        let wall = Date().timeIntervalSince(wallStart)
+        print("mpv audio-only: 1.5 s of media took \(wall) s")
+        #expect(abs(wall - 1.5) < 0.3)
+    }
+
     @Test("bad input fails with unsupportedFormat within a few seconds", arguments: ["truncated.mp4", "random.mp4", "text.mp4", "empty.mp4"])
     func badInput(name: String) async throws {
         let player = try makePlayer(name)
@@ -450,6 +490,28 @@ struct MPVAdapterTests {
                         "frame \(number) stamped \(frame.presentationTime)")
             }
         }
+    }
+
+    @Test("window output plays into an X11 window (MPV_TEST_WINDOW names its id)",
+          .enabled(if: ProcessInfo.processInfo.environment["MPV_TEST_WINDOW"] != nil))
+    func windowOutput() async throws {
+        let text = try #require(ProcessInfo.processInfo.environment["MPV_TEST_WINDOW"])
+        let handle = try #require(text.hasPrefix("0x") ? UInt(text.dropFirst(2), radix: 16) : UInt(text))
+        let player = try makePlayer("frames.mp4", video: .window(handle: handle))
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        player.scalingMode = .aspectFill
+        let mark = watcher.count
+        player.currentPlaybackTime = 5.0
+        _ = try #require(await watcher.seekCompleted(from: mark))
+        let thumbnail = try #require(player.thumbnailAtCurrentTime())
+        print("mpv window thumbnail: \(thumbnail.size)")
+        #expect(FramePattern.frameNumber(in: thumbnail) == 125)
+        player.play()
+        let finished = await watcher.finished(from: mark, timeout: 8)
+        #expect(finished == .playbackEnded)
     }
 
     @Test("size change mid-stream is announced")

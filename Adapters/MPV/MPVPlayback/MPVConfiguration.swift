@@ -22,10 +22,13 @@ enum MPVConfiguration {
             ("sub-auto", "no"),
             ("audio-display", "no"),
             ("hwdec", "no"),
-            // Prepared means paused at the start; the end pauses on the last frame so that a
-            // seek and play work after it; the core stays alive without a file.
+            // Prepared means paused at the start; the end keeps the file open on its last
+            // frame so that a seek and play work after it (without pausing by itself, so the
+            // audio output plays out its buffer; the player pauses); the core stays alive
+            // without a file.
             ("pause", "yes"),
             ("keep-open", "yes"),
+            ("keep-open-pause", "no"),
             ("idle", "yes"),
             ("hr-seek", options.accurateSeek ? "yes" : "no"),
             ("network-timeout", String(max(1, Int(options.openTimeout)))),

@@ -96,6 +96,11 @@ final class MPVSession: @unchecked Sendable {
     private var hasAudio = false
     private var paused = true
     private var eofReached = false
+    /// The last position reported while playing.
+    private var lastPlayedPosition: TimeInterval = 0
+    /// When the end is due: mpv declares it once the last audio is handed to the output, which
+    /// still has to play it out (about 0.4 s); `ended()` waits for that tail.
+    private var endDue: Date?
     private var duration: TimeInterval = 0
     private var naturalSize = VideoSize.zero
     /// mpv's recent error lines (its own words for a failure), oldest first.
@@ -210,7 +215,9 @@ final class MPVSession: @unchecked Sendable {
 
     private func runEventLoop() {
         while !isClosing {
-            let event = handle.waitEvent(timeout: pendingFailure == nil ? 0.1 : 0.02)
+            var timeout = pendingFailure == nil ? 0.1 : 0.02
+            if let due = endDue { timeout = min(timeout, max(0, due.timeIntervalSinceNow)) }
+            let event = handle.waitEvent(timeout: timeout)
             if isClosing { break }
             dispatch(event)
             checkWaits()
@@ -312,7 +319,7 @@ final class MPVSession: @unchecked Sendable {
             }, Date())
         } else if endFile.reason == MPV_END_FILE_REASON_EOF {
             if prepared {
-                sink.ended()
+                if !eofReached { reachedEnd() }
             } else {
                 failed = true
                 let target = MPVConfiguration.loadTarget(for: source)
@@ -324,6 +331,18 @@ final class MPVSession: @unchecked Sendable {
         }
     }
 
+    /// mpv reached the end: report it now, or once the audio output played out its tail.
+    private func reachedEnd() {
+        let speed = max(0.01, handle.getDouble("speed") ?? 1)
+        let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, duration - lastPlayedPosition) / speed) : 0
+        if tail > 0.05 {
+            PlaybackLog.log(.debug, "mpv", "end reached; audio tail \(tail) s still playing")
+            endDue = Date().addingTimeInterval(tail)
+        } else {
+            sink.ended()
+        }
+    }
+
     /// mpv's recent error lines joined, or nil.
     private var errorDetail: String? {
         errorLines.isEmpty ? nil : errorLines.joined(separator: "; ")
@@ -332,6 +351,10 @@ final class MPVSession: @unchecked Sendable {
     /// Reports what waited on a drawn frame: the prepare, or the seek in flight.
     private func checkWaits() {
         let now = Date()
+        if let due = endDue, now >= due {
+            endDue = nil
+            if shared.get().seek == nil { sink.ended() }
+        }
         if !prepared, !failed, fileLoaded, restarted {
             let drawn = shared.get().newFrames > 0
             let waitedTooLong = now.timeIntervalSince(restartedAt ?? now) > Self.frameWait
@@ -347,7 +370,7 @@ final class MPVSession: @unchecked Sendable {
             guard let seek = state.seek, let reached = seek.reached else { return nil }
             let drawn = state.newFrames > (seek.sentWhilePlaying ? seek.framesAtRestart : seek.framesAtSend)
             let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
-            guard !hasVideo || renderer == nil || drawn || waitedTooLong || eofReached else { return nil }
+            guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
             state.seek = nil
             PlaybackLog.log(.debug, "mpv", "seek done at \(reached): frames \(seek.framesAtSend) -> \(state.newFrames)\(drawn ? "" : " (no new frame)")")
             return reached
@@ -382,13 +405,17 @@ final class MPVSession: @unchecked Sendable {
             guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
             let time = data.load(as: Double.self)
             shared.withLock { $0.latestTimePos = time }
-            if prepared, !paused, !eofReached, shared.get().seek == nil { sink.position(time) }
+            if prepared, !paused, !eofReached, shared.get().seek == nil {
+                lastPlayedPosition = time
+                sink.position(time)
+            }
         case .pause:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
             paused = data.load(as: Int32.self) != 0
         case .eofReached:
             let reached = property.format == MPV_FORMAT_FLAG && data.map { $0.load(as: Int32.self) != 0 } == true
-            if reached, !eofReached, prepared { sink.ended() }
+            if reached, !eofReached, prepared { reachedEnd() }
+            if !reached { endDue = nil }
             eofReached = reached
         case .duration:
             guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
@@ -423,8 +450,11 @@ final class MPVSession: @unchecked Sendable {
 
     /// Reads the display size (pixel aspect applied) and passes it on when it changed.
     private func updateNaturalSize() {
-        guard let width = handle.getInt("dwidth"), let height = handle.getInt("dheight"),
-              width > 0, height > 0 else { return }
+        // The decoder's output parameters are known before the video output is configured
+        // (dwidth/dheight only after), and the renderer needs the size for the first frame.
+        let width = handle.getInt("video-params/dw") ?? handle.getInt("dwidth") ?? 0
+        let height = handle.getInt("video-params/dh") ?? handle.getInt("dheight") ?? 0
+        guard width > 0, height > 0 else { return }
         let size = VideoSize(width: width, height: height)
         guard size != naturalSize else { return }
         naturalSize = size
