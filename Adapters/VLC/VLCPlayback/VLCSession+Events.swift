@@ -147,6 +147,7 @@ extension VLCSession {
     /// Hands the picture on screen to the `.frames` handler (once, while paused) with `time`.
     func presentShownPicture(at time: TimeInterval) {
         guard var frame = frames.latest() else { return }
+
         frame.presentationTime = time
         frames.store(frame)
         clock.markPresentedWhilePaused()
@@ -214,3 +215,4 @@ extension VLCEvent {
     }
 }
 #endif
+

@@ -199,7 +199,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             return last == fingerprint
         }
         let watched = watchPicture(repeated: repeated)
-        if watched.seekPicture { onSeekPicture() }
+        // Told after the picture is stored: the engine then reads it back.
+        defer { if watched.seekPicture { onSeekPicture() } }
         guard watched.keep else {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
             return
