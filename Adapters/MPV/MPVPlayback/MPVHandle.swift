@@ -6,16 +6,17 @@ import PlaybackKit
 /// Owns one `mpv_handle`: created, configured and initialised in `init`, destroyed in
 /// `destroy()` and nowhere else. Every libmpv client call of the adapter goes through it.
 ///
-/// Calls from any thread take `lock`, so `destroy()` can never free the handle under a
-/// caller. `waitEvent` alone runs without the lock: only the event thread calls it, and that
-/// same thread is the one that calls `destroy()`.
+/// Calls from any thread register as users of the handle for their duration (without holding
+/// a lock while libmpv works, so a slow call never holds up another thread); `destroy()` waits
+/// until no call is running. `waitEvent` alone is not counted: only the event thread calls it,
+/// and that same thread is the one that calls `destroy()`.
 final class MPVHandle: @unchecked Sendable {
-    // @unchecked: `raw` is read and cleared under `lock` (waitEvent is the documented
-    // exception, confined to the thread that also destroys), and libmpv allows calls on one
-    // handle from several threads.
-    private let lock = NSLock()
+    // @unchecked: `raw` and `activeCalls` are read and written with `condition` held; libmpv
+    // allows calls on one handle from several threads at once.
+    private let condition = NSCondition()
     private var raw: OpaquePointer?
-    /// The handle for `waitEvent`, kept separately so that waiting needs no lock.
+    private var activeCalls = 0
+    /// The handle for `waitEvent`, kept separately so that waiting needs no bookkeeping.
     private let eventHandle: OpaquePointer
 
     /// Creates a core, applies `options` (name, value) in order and initialises it.
@@ -46,10 +47,20 @@ final class MPVHandle: @unchecked Sendable {
 
     /// Runs `body` with the live handle, or returns nil once it is destroyed.
     func withHandle<R>(_ body: (OpaquePointer) -> R) -> R? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let raw else { return nil }
-        return body(raw)
+        condition.lock()
+        guard let handle = raw else {
+            condition.unlock()
+            return nil
+        }
+        activeCalls += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            activeCalls -= 1
+            if activeCalls == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+        return body(handle)
     }
 
     // MARK: - Commands and properties
@@ -145,13 +156,11 @@ final class MPVHandle: @unchecked Sendable {
     func makeSoftwareRenderContext() -> OpaquePointer? {
         withHandle { handle -> OpaquePointer? in
             var context: OpaquePointer?
-            let status = pk_mpv_render_api_type_sw().withMemoryRebound(to: CChar.self, capacity: 3) { apiType in
-                var params = [
-                    mpv_render_param(type: MPV_RENDER_PARAM_API_TYPE, data: UnsafeMutableRawPointer(mutating: apiType)),
-                    mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
-                ]
-                return mpv_render_context_create(&context, handle, &params)
-            }
+            var params = [
+                mpv_render_param(type: MPV_RENDER_PARAM_API_TYPE, data: UnsafeMutableRawPointer(mutating: pk_mpv_render_api_type_sw())),
+                mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
+            ]
+            let status = mpv_render_context_create(&context, handle, &params)
             if status < 0 {
                 PlaybackLog.log(.warning, "mpv", "mpv_render_context_create(sw): \(MPVHandle.describe(status))")
                 return nil
@@ -162,12 +171,14 @@ final class MPVHandle: @unchecked Sendable {
 
     // MARK: - Teardown
 
-    /// Destroys the core (after its render context was freed). Called once, by the event thread.
+    /// Destroys the core (after its render context was freed), once no call is running.
+    /// Called once, by the event thread.
     func destroy() {
-        lock.lock()
+        condition.lock()
         let handle = raw
         raw = nil
-        lock.unlock()
+        while activeCalls > 0 { condition.wait() }
+        condition.unlock()
         if let handle { mpv_terminate_destroy(handle) }
     }
 }

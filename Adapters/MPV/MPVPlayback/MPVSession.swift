@@ -262,6 +262,7 @@ final class MPVSession: @unchecked Sendable {
 
     private func fileDidLoad() {
         fileLoaded = true
+        errorLines.removeAll()  // what follows concerns playing, not opening
         hasVideo = (handle.getString("vid") ?? "no") != "no"
         hasAudio = (handle.getString("aid") ?? "no") != "no"
         duration = max(0, handle.getDouble("duration") ?? 0)
