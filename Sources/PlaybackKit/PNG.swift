@@ -14,19 +14,21 @@ extension VideoFrame {
         image.width = png_uint_32(width)
         image.height = png_uint_32(height)
         image.format = pk_png_format_rgba()
-        var size: png_alloc_size_t = 0
-        // First pass asks for the size, second writes.
-        let sized = pixels.withUnsafeBytes { raw in
-            png_image_write_to_memory(&image, nil, &size, 0, raw.baseAddress, png_int_32(bytesPerRow), nil)
-        }
-        guard sized != 0, size > 0 else {
-            throw PlaybackError(code: .engine, message: "png: libpng could not size the image: \(Self.message(of: &image))")
-        }
+        // One compression pass into a buffer sized for incompressible data (raw rows with their
+        // filter bytes, plus deflate and chunk overhead); libpng reports the size it needs if
+        // that is ever too small, and then a second pass writes it.
+        let rawBytes = height * (width * 4 + 1)
+        var size = png_alloc_size_t(rawBytes + rawBytes / 64 + 4096)
         var output = Data(count: Int(size))
-        let written = output.withUnsafeMutableBytes { out in
-            pixels.withUnsafeBytes { raw in
-                png_image_write_to_memory(&image, out.baseAddress, &size, 0, raw.baseAddress, png_int_32(bytesPerRow), nil)
+        var written: Int32 = 0
+        for _ in 0..<2 {
+            written = output.withUnsafeMutableBytes { out in
+                pixels.withUnsafeBytes { raw in
+                    png_image_write_to_memory(&image, out.baseAddress, &size, 0, raw.baseAddress, png_int_32(bytesPerRow), nil)
+                }
             }
+            if written != 0 || Int(size) <= output.count { break }
+            output = Data(count: Int(size))
         }
         png_image_free(&image)
         guard written != 0 else {
