@@ -26,6 +26,8 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     // Every whole-process measurement comes first, while this process is still small: on Linux
     // a spawned child's ru_maxrss starts from the high-water mark of the memory it had before
     // exec, which with vfork-style spawning is this process's.
+    let startup = await ProcessMeasurements(mediaplay: bench.mediaplay, media: media, runs: runs, log: Bench.log).startup()
+    Bench.log("mediaplay start-up alone: \(startup.summary)")
     var reports: [BackendReport] = []
     for backend in backends {
         let backendStarted = monotonicSeconds()
@@ -39,7 +41,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     let result = BenchResult(
         machine: MachineInfo.current(), runs: runs,
         command: "swift run -c release mediaplay bench --backend \(wanted)" + (runs == 3 ? "" : " --runs \(runs)"),
-        reports: reports, targets: checkTargets(reports),
+        reports: reports, targets: checkTargets(reports), startup: startup,
         mediaSeconds: mediaSeconds, totalSeconds: monotonicSeconds() - started)
     if arguments.flag("--json") {
         print(result.json)

@@ -8,6 +8,7 @@ struct BenchResult: Sendable {
     var command: String
     var reports: [BackendReport]
     var targets: [TargetCheck]
+    var startup: StartupCost
     var mediaSeconds: Double
     var totalSeconds: Double
 }
@@ -104,6 +105,7 @@ extension BenchResult {
             "machine: \(machine.summary)",
             "media: \(BenchMedia.playback.summary) (playback, memory, prepare, thumbnail); \(BenchMedia.seeking.summary) (seeks); \(BenchMedia.concurrency.summary) (concurrency)",
             "runs: \(runs) of each configuration, alternating; medians. Command: \(command)",
+            "mediaplay start-up alone (mediaplay help): \(startup.summary)",
         ]
     }
 
@@ -224,6 +226,10 @@ extension BenchResult {
             "targets": targets.map { check -> [String: Any] in
                 ["backend": check.backend, "target": check.target, "figure": check.figure, "met": check.met as Any]
             },
+            "startup": [
+                "cpuSeconds": series(startup.cpuSeconds), "peakMiB": series(startup.peakMiB),
+                "wallSeconds": series(startup.wallSeconds), "sharedLibraries": startup.libraries,
+            ],
             "mediaGenerationSeconds": mediaSeconds,
             "totalSeconds": totalSeconds,
         ]

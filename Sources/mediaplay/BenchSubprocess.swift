@@ -123,6 +123,22 @@ struct PlaybackSeries: Sendable {
     var failure: String? { cpu.failure }
 }
 
+/// The cost of starting `mediaplay` without playing anything.
+struct StartupCost: Sendable {
+    var cpuSeconds = Series()
+    var peakMiB = Series()
+    var wallSeconds = Series()
+    /// Shared libraries mapped (every compiled-in engine's).
+    var libraries = 0
+
+    var summary: String {
+        guard cpuSeconds.isMeasured else { return "not measured" }
+        return String(format: "%.0f ms CPU, %.0f ms wall, peak %@ MiB, %d shared libraries",
+                      (cpuSeconds.median ?? 0) * 1000, (wallSeconds.median ?? 0) * 1000,
+                      peakMiB.median.map { String(format: "%.1f", $0) } ?? "—", libraries)
+    }
+}
+
 // MARK: - Whole-process measurements
 
 /// Measurements that run players as child processes: playback CPU and peak memory, and
@@ -195,6 +211,31 @@ struct ProcessMeasurements {
             }
         }
         return (none, frames, ownSeries)
+    }
+
+    /// What starting the binary alone costs: `mediaplay help` (every compiled-in engine's
+    /// libraries linked, no engine used), the share of each figure that is not playback.
+    func startup() async -> StartupCost {
+        var cost = StartupCost()
+        for _ in 1...runs {
+            guard let usage = try? await ChildProcess.run([mediaplay, "help"], timeLimit: 30), usage.succeeded else { break }
+            cost.cpuSeconds.values.append(usage.cpuSeconds)
+            cost.wallSeconds.values.append(usage.wallSeconds)
+            if usage.peakIsChildOwn { cost.peakMiB.values.append(Double(usage.peakResidentKiB) / 1024) }
+        }
+        cost.libraries = Self.linkedLibraryCount()
+        return cost
+    }
+
+    /// The shared libraries mapped by this process, which is the same binary as the children
+    /// (counted before any engine is used in it).
+    static func linkedLibraryCount() -> Int {
+        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
+        let libraries = maps.split(separator: "\n").compactMap { line -> Substring? in
+            guard let file = line.split(separator: " ", omittingEmptySubsequences: true).last, file.contains(".so") else { return nil }
+            return file
+        }
+        return Set(libraries).count
     }
 
     /// `mediaplay thumbnail --at T` against `ffmpeg -ss T -i F -frames:v 1`, whole processes,
