@@ -46,42 +46,4 @@ enum GStreamerRuntime {
     }
 }
 
-/// `PlaybackEngine` over GStreamer: each `open` starts a `GStreamerSession` (a playbin on its
-/// own loop thread); every call is posted to that session and returns at once.
-final class GStreamerEngine: PlaybackEngine, @unchecked Sendable {
-    // @unchecked: the one mutable member, `session`, is Locked (thumbnail() comes from any
-    // thread).
-    private let session = Locked<GStreamerSession?>(nil)
-
-    init() {}
-
-    deinit { close() }
-
-    func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
-        let next = GStreamerSession(source: source, options: options, sink: sink)
-        let previous = session.withLock { current -> GStreamerSession? in
-            defer { current = next }
-            return current
-        }
-        previous?.close()
-        next.start()
-    }
-
-    func play() { session.get()?.play() }
-    func pause() { session.get()?.pause() }
-    func seek(to seconds: TimeInterval, accurate: Bool) { session.get()?.seek(to: seconds, accurate: accurate) }
-    func setRate(_ rate: Float) { session.get()?.setRate(rate) }
-    func setVolume(_ volume: Float) { session.get()?.setVolume(volume) }
-    func setScalingMode(_ mode: ScalingMode) { session.get()?.setScalingMode(mode) }
-
-    func close() {
-        let current = session.withLock { current -> GStreamerSession? in
-            defer { current = nil }
-            return current
-        }
-        current?.close()
-    }
-
-    func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
-}
 #endif

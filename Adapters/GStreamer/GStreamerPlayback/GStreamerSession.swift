@@ -47,6 +47,7 @@ final class GStreamerSession: @unchecked Sendable {
     var positionTimer: UnsafeMutablePointer<GSource>?
     var failureCheck: UnsafeMutablePointer<GSource>?
     var demuxerCheck: UnsafeMutablePointer<GSource>?
+    var seekSettleTimer: UnsafeMutablePointer<GSource>?
     var stoppedDemuxerSeen = false
     var ticks = 0
 
@@ -68,7 +69,10 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in open() }
     }
 
+    /// Plays once prerolled and not buffering.
     func play() { loop.post { [self] in setWantsPlaying(true) } }
+
+    /// Pauses now, keeping the picture.
     func pause() {
         // The picture stops now rather than when the loop gets to it, since the player reports
         // "paused" as soon as this returns (gst_element_set_state is thread-safe). Going to
@@ -84,15 +88,23 @@ final class GStreamerSession: @unchecked Sendable {
 
     /// How long `pause()` waits for the sinks to settle at most.
     static let pauseSettleTimeout: GstClockTime = 100_000_000
+
+    /// A flushing seek; reported through `sink.seekCompleted` once the pipeline settled there.
     func seek(to seconds: TimeInterval, accurate: Bool) {
         loop.post { [self] in requestSeek(SeekRequest(seconds: seconds, accurate: accurate)) }
     }
+
+    /// A rate change: a flushing seek to the current position at the new rate.
     func setRate(_ rate: Float) { loop.post { [self] in requestRate(Double(rate)) } }
+
+    /// playbin's "volume" (0...1, linear).
     func setVolume(_ volume: Float) {
         loop.post { [self] in
             if let element = pipeline?.element { pk_gst_set_double(element, "volume", Double(volume)) }
         }
     }
+    /// force-aspect-ratio on the window sink (through playbin); frames are composed by
+    /// PlaybackKit instead.
     func setScalingMode(_ mode: ScalingMode) {
         guard case .window = options.videoOutput else { return }
         loop.post { [self] in
@@ -224,6 +236,7 @@ final class GStreamerSession: @unchecked Sendable {
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
         if sendSeek(element, to: position, flags: flags) {
             seekInFlight = .rate
+            watchSeekSettling()
         } else {
             PlaybackLog.log(.warning, "gstreamer", "rate \(rate) refused")
         }
@@ -251,6 +264,7 @@ final class GStreamerSession: @unchecked Sendable {
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | mode)
         if sendSeek(element, to: request.seconds, flags: flags) {
             seekInFlight = .user
+            watchSeekSettling()
         } else {
             PlaybackLog.log(.warning, "gstreamer", "seek to \(request.seconds) refused")
             completeSeeks(at: queryPosition() ?? request.seconds)
@@ -299,18 +313,40 @@ final class GStreamerSession: @unchecked Sendable {
             failureCheck = nil
             finishOpening()
         case .ready:
-            guard let finished = seekInFlight, let element = pipeline?.element else { return }
-            let settled = gst_element_get_state(element, nil, nil, 0)
-            guard settled == GST_STATE_CHANGE_SUCCESS || settled == GST_STATE_CHANGE_NO_PREROLL else { return }
-            seekInFlight = nil
-            if finished == .user, pendingSeek == nil {
-                completeSeeks(at: queryPosition() ?? 0)
-            }
-            refreshBufferStatus()
-            if !startPendingWork() { applyWantedState() }
+            settleSeekIfDone()
         case .failed:
             break
         }
+    }
+
+    /// Completes the seek in flight if the pipeline has settled after it; then starts what
+    /// was stored meanwhile.
+    func settleSeekIfDone() {
+        guard let finished = seekInFlight, let element = pipeline?.element else { return }
+        let settled = gst_element_get_state(element, nil, nil, 0)
+        guard settled == GST_STATE_CHANGE_SUCCESS || settled == GST_STATE_CHANGE_NO_PREROLL else { return }
+        seekInFlight = nil
+        stopSeekSettleTimer()
+        if finished == .user, pendingSeek == nil {
+            completeSeeks(at: queryPosition() ?? 0)
+        }
+        refreshBufferStatus()
+        if !startPendingWork() { applyWantedState() }
+    }
+
+    /// Looks again every 100 ms while a seek is in flight, in case the message that ends it
+    /// was read before the pipeline settled.
+    func watchSeekSettling() {
+        guard seekSettleTimer == nil else { return }
+        seekSettleTimer = loop.addTimer(milliseconds: 100) { [weak self] in
+            self?.settleSeekIfDone()
+            return true  // the timer is destroyed once the seek settled
+        }
+    }
+
+    func stopSeekSettleTimer() {
+        seekSettleTimer.map(destroySource)
+        seekSettleTimer = nil
     }
 
     // MARK: - Bus
@@ -373,6 +409,7 @@ final class GStreamerSession: @unchecked Sendable {
         guard phase != .failed else { return }
         phase = .failed
         stopPositionTimer()
+        stopSeekSettleTimer()
         stopDemuxerCheck()
         failureCheck.map(destroySource)
         failureCheck = nil
@@ -399,6 +436,7 @@ final class GStreamerSession: @unchecked Sendable {
     /// On the loop thread once the loop ended: timers off, pipeline to NULL and released.
     func teardown() {
         stopPositionTimer()
+        stopSeekSettleTimer()
         stopDemuxerCheck()
         demuxers.withLock { list in
             for index in list.indices { list[index].release() }
