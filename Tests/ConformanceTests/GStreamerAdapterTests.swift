@@ -507,5 +507,34 @@ struct GStreamerAdapterTests {
         player.play()
         #expect(await log.finished(timeout: 10) == .playbackEnded)
     }
+    @Test("players that are shut down leave no threads behind")
+    func noThreadLeak() async throws {
+        func threadCount() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        }
+        // One player first, so GStreamer's own process-wide threads exist before counting.
+        do {
+            let (player, _) = try gstPlayer("short.mp4")
+            try await player.prepare()
+            player.shutdown()
+        }
+        // Wait for the count to settle (thread pools wind down on their own schedule).
+        var before = threadCount(), steady = 0
+        for _ in 0..<50 where steady < 5 {
+            try await Task.sleep(for: .milliseconds(100))
+            let now = threadCount()
+            steady = now == before ? steady + 1 : 0
+            before = now
+        }
+        for _ in 0..<12 {
+            let (player, _) = try gstPlayer("short.mp4")
+            try await player.prepare()
+            player.play()
+            player.shutdown()
+        }
+        // Teardown runs on each player's loop thread after shutdown(): wait for it to finish.
+        let settled = await eventually(timeout: 10) { threadCount() <= before + 2 }
+        #expect(settled, "\(before) threads before, \(threadCount()) after")
+    }
 }
 #endif
