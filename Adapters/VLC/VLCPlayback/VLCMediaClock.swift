@@ -16,7 +16,14 @@ final class VLCMediaClock: Sendable {
         case paused
         /// Playing: hand every picture on with the running time.
         case running
+        /// Resumed, waiting for the first new picture to start running (libVLC may hold the
+        /// picture for a while, e.g. about a second after a rate change).
+        case resuming
     }
+
+    /// Wall seconds the clock runs on past the last sign of progress (a new picture or a time
+    /// report), so that it holds still when libVLC stops (waiting for data).
+    static let maximumLead = 0.4
 
     private struct State {
         var mode = Mode.settling
@@ -25,6 +32,8 @@ final class VLCMediaClock: Sendable {
         var rate = 1.0
         var lastStamp = -Double.infinity
         var presentedWhilePaused = false
+        var lastProgressWall = 0.0
+        var frameDuration = 0.04
     }
 
     private let state = Locked(State())
@@ -33,7 +42,16 @@ final class VLCMediaClock: Sendable {
 
     private static func estimate(_ s: State, at now: Double) -> Double {
         guard s.mode == .running else { return s.anchorMedia }
-        return s.anchorMedia + max(0, now - s.anchorWall) * s.rate
+        let wall = min(now, max(s.lastProgressWall, s.anchorWall) + maximumLead)
+        return s.anchorMedia + max(0, wall - s.anchorWall) * s.rate
+    }
+
+    /// Seconds since the last sign of progress while running (0 otherwise).
+    func secondsWithoutProgress() -> Double {
+        state.withLock { s in
+            guard s.mode == .running else { return 0 }
+            return Self.now() - max(s.lastProgressWall, s.anchorWall)
+        }
     }
 
     /// The media time presented now, seconds.
@@ -48,8 +66,9 @@ final class VLCMediaClock: Sendable {
             s.mode = mode
             s.anchorMedia = max(0, media)
             s.anchorWall = Self.now()
+            s.lastProgressWall = s.anchorWall
             s.presentedWhilePaused = false
-            if mode != .running { s.lastStamp = -Double.infinity }
+            if mode != .running && mode != .resuming { s.lastStamp = -Double.infinity }
         }
     }
 
@@ -62,7 +81,14 @@ final class VLCMediaClock: Sendable {
             guard s.mode == .running else { return }
             s.anchorMedia = max(0, media)
             s.anchorWall = Self.now()
+            s.lastProgressWall = s.anchorWall
         }
+    }
+
+    /// Sets the video frame duration (seconds), the step from a paused picture to the next.
+    func setFrameDuration(_ seconds: Double) {
+        guard seconds > 0 else { return }
+        state.withLock { $0.frameDuration = seconds }
     }
 
     /// Changes the rate from where the clock stands now.
@@ -76,16 +102,29 @@ final class VLCMediaClock: Sendable {
     }
 
     /// The time of a picture displayed now, and whether it goes to the `.frames` handler.
-    func stampPicture() -> (time: Double, present: Bool) {
+    /// `repeated`: the same picture as before (libVLC redisplays while it waits).
+    func stampPicture(repeated: Bool) -> (time: Double, present: Bool) {
         state.withLock { s in
+            let now = Self.now()
             switch s.mode {
             case .settling:
                 return (s.anchorMedia, false)
             case .paused:
                 defer { s.presentedWhilePaused = true }
                 return (s.anchorMedia, !s.presentedWhilePaused)
+            case .resuming:
+                // The first new picture after the one shown while paused.
+                guard !repeated else { return (s.anchorMedia, false) }
+                s.mode = .running
+                s.anchorMedia += s.frameDuration
+                s.anchorWall = now
+                s.lastProgressWall = now
+                s.lastStamp = s.anchorMedia
+                return (s.anchorMedia, true)
             case .running:
-                let time = max(Self.estimate(s, at: Self.now()), s.lastStamp)
+                if repeated { return (s.lastStamp, false) }
+                s.lastProgressWall = now
+                let time = max(Self.estimate(s, at: now), s.lastStamp)
                 s.lastStamp = time
                 return (time, true)
             }

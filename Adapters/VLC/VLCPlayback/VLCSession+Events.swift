@@ -37,8 +37,9 @@ extension VLCSession {
         vlcPlaying = true
         if let operation = seekOperation, operation.stage == .resuming {
             resumedForSeek()
-        } else if phase == .ready, seekOperation == nil, !ended, clock.mode != .running {
-            clock.enter(.running)
+        } else if phase == .ready, seekOperation == nil, !ended, clock.mode != .running, clock.mode != .resuming {
+            // With pictures, the clock starts with the first new one.
+            clock.enter(video != nil && expectsPicture ? .resuming : .running)
         }
     }
 
@@ -56,7 +57,7 @@ extension VLCSession {
             case .pausing: finishSeek()
             default: break
             }
-        } else if phase == .ready, clock.mode == .running {
+        } else if phase == .ready, clock.mode == .running || clock.mode == .resuming {
             clock.enter(.paused)
             clock.markPresentedWhilePaused()
         }
@@ -70,15 +71,8 @@ extension VLCSession {
                 seekOperation = operation
             } else if phase == .starting {
                 startSawBufferingStart = true
-            } else if phase == .ready, vlcPlaying, !ended, !stalled {
-                stalled = true
-                sink.stalled(true)
             }
             return
-        }
-        if stalled {
-            stalled = false
-            sink.stalled(false)
         }
         if phase == .starting {
             startBuffered()
@@ -194,6 +188,13 @@ extension VLCSession {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
         guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
+        // libVLC 3 does not buffer again when data stops coming mid-stream: it just stops.
+        // No new picture or time report for a while means it waits for data.
+        let waiting = clock.secondsWithoutProgress() > Self.stallAfter
+        if waiting != stalled {
+            stalled = waiting
+            sink.stalled(waiting)
+        }
         sink.position(clock.current())
     }
 

@@ -17,23 +17,31 @@ extension VLCSession {
     /// Seconds per video frame (25 fps when unknown).
     var frameDuration: Double { 1 / (tracks.frameRate ?? 25) }
 
+    /// The start time of the frame shown at `time` (the last one starting at or before it).
+    func frameStart(at time: TimeInterval) -> TimeInterval {
+        (time / frameDuration + 1e-6).rounded(.down) * frameDuration
+    }
+
     func seek(to target: TimeInterval) {
         guard phase == .ready, let player else { return }
         token += 1
         let target = max(0, target)
         clock.enter(.settling, at: target)
-        if ended {
-            // libVLC's Ended state cannot seek: start the input again (it opens paused).
+        let firstFrame = expectsPicture && video != nil && frameStart(at: target) < frameDuration / 2
+        if ended || (!wantsPlaying && firstFrame) {
+            // libVLC's Ended state cannot seek, and the first frame shows reliably only when
+            // opening: start the input again (it opens paused).
             ended = false
             player.stop()
             video?.releaseHold()
             setMuted(true)
             seekOperation = SeekOperation(target: target, stage: .restarting, token: token)
             player.play()
-        } else if vlcPlaying {
+        } else if wantsPlaying {
             seekOperation = SeekOperation(target: target, stage: .buffering, token: token)
             sendSeek()
         } else {
+            // Paused, or pausing (a Paused event may still come before the Playing one).
             seekOperation = SeekOperation(target: target, stage: .resuming, token: token)
             setMuted(true)
             player.setPaused(false)
@@ -59,17 +67,38 @@ extension VLCSession {
         } else {
             start = max(0, operation.target - Self.runUp)
             setMuted(true)
-            video?.watchSeek(hold: true, start: start, target: operation.target, rate: Double(rate), frameDuration: frameDuration)
+            video?.watchSeek(hold: true, start: start, target: frameStart(at: operation.target), rate: Double(rate), frameDuration: frameDuration)
         }
         player.setTime(Int64((start * 1000).rounded()))
     }
 
-    /// The input was started again after the end and is paused: resume it, muted.
+    /// The input was started again and is paused. To the first frame: seek to 0 while paused,
+    /// which decodes and shows it (as when opening); elsewhere: resume it, muted, and seek.
     func restartedPaused() {
         guard var operation = seekOperation, operation.stage == .restarting, let player else { return }
-        operation.stage = .resuming
-        seekOperation = operation
-        player.setPaused(false)
+        if expectsPicture, let video, frameStart(at: operation.target) < frameDuration / 2 {
+            operation.stage = .firstPicture
+            seekOperation = operation
+            video.holdFirstPicture()
+            video.notifyOnNextPicture()
+            player.setTime(0)
+            let current = operation.token
+            queue.asyncAfter(deadline: .now() + 2) { [weak self] in
+                guard let self, let operation = self.seekOperation, operation.token == current,
+                      operation.stage == .firstPicture else { return }
+                self.finishSeek()
+            }
+        } else {
+            operation.stage = .resuming
+            seekOperation = operation
+            player.setPaused(false)
+        }
+    }
+
+    /// The first frame is shown after a restart.
+    func firstPictureShownForSeek() {
+        guard let operation = seekOperation, operation.stage == .firstPicture else { return }
+        finishSeek()
     }
 
     /// The input plays again for a paused seek or a restart: seek now.
@@ -141,8 +170,12 @@ extension VLCSession {
         setMuted(false)
         if wantsPlaying {
             video?.releaseHold()
-            if !vlcPlaying { player?.play() }
-            clock.enter(.running, at: operation.target)
+            if vlcPlaying {
+                clock.enter(.running, at: operation.target)
+            } else {
+                clock.enter(.resuming, at: operation.target)
+                player?.play()
+            }
         } else {
             if vlcPlaying { player?.setPaused(true) }
             clock.enter(.paused, at: operation.target)

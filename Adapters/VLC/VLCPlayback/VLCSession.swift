@@ -31,8 +31,11 @@ final class VLCSession: @unchecked Sendable {
 
     /// How a seek proceeds.
     enum SeekStage {
-        /// After the end: the input was started again (paused); resume it once it is.
+        /// The input was started again (it opens paused): after the end, or to show the first
+        /// frame.
         case restarting
+        /// Restarted and seeked to 0 while paused: waiting for the first frame.
+        case firstPicture
         /// A paused seek: the input was resumed (muted); seek once it plays.
         case resuming
         /// Waiting for libVLC to buffer at the target.
@@ -54,6 +57,9 @@ final class VLCSession: @unchecked Sendable {
 
     /// How often positions and buffer figures are reported while playing.
     static let tickInterval = DispatchTimeInterval.milliseconds(50)
+    /// Seconds without a new picture or time report, while playing, that count as a stall
+    /// (libVLC may hold the picture for about a second after a rate change).
+    static let stallAfter = 1.6
     /// A paused seek plays muted from this long before the target, so that libVLC's decoder has
     /// caught up and shows the target picture on time (libVLC 3 drops late pictures).
     static let runUp = 0.3
@@ -214,6 +220,10 @@ final class VLCSession: @unchecked Sendable {
 
     /// libVLC showed the first picture.
     func pictureArrived() {
+        if phase == .ready {
+            firstPictureShownForSeek()
+            return
+        }
         guard phase == .starting else { return }
         switch startStage {
         case .buffering, .waitingForPicture:
@@ -256,6 +266,7 @@ final class VLCSession: @unchecked Sendable {
         setMuted(false)
         duration = Double(player.length) / 1000
         refreshTracks()
+        clock.setFrameDuration(frameDuration)
         naturalSize = currentNaturalSize()
         let hasVideo = expectsPicture || (video?.hasShownPicture ?? false)
         let hasAudio = tracks.hasAudio || streamKinds.contains(libvlc_track_audio.rawValue)

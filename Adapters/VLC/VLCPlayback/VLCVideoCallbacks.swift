@@ -205,7 +205,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
             return
         }
-        let stamp = clock.stampPicture()
+        let stamp = clock.stampPicture(repeated: repeated)
         let bytes = UnsafeRawBufferPointer(start: picture.pixels, count: picture.pitch * picture.size.height)
         store.store(bytes, size: picture.size, bytesPerRow: picture.pitch, presentationTime: stamp.time)
         if stamp.present, sink.frames != nil {
