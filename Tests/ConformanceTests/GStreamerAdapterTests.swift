@@ -469,6 +469,7 @@ struct GStreamerAdapterTests {
         defer { server.stop() }
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/1"]
+        options.maxBufferBytes = 256 * 1024
         let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/frames.mp4"))
         let player = try GStreamerBackend().makePlayer(url: url, options: options)
         defer { player.shutdown() }

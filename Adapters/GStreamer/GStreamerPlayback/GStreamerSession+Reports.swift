@@ -212,6 +212,7 @@ extension GStreamerSession {
         case "decodebin", "queue2", "multiqueue":
             if pk_gst_has_property(element, "max-size-bytes") != 0 {
                 pk_gst_set_uint(element, "max-size-bytes", guint(clamping: cap))
+                PlaybackLog.log(.debug, "gstreamer", "\(factory): max-size-bytes \(cap)")
             }
         default:
             break
