@@ -8,6 +8,10 @@ import PlaybackKit
 /// Counts the users of SDL's audio subsystem, which is process-wide.
 private let sdlAudioUsers = Locked(0)
 
+/// Why no SDL audio device could be opened, once that happened: later sessions of the process
+/// go straight to the null output instead of probing (and logging) again.
+private let sdlAudioUnavailable = Locked<String?>(nil)
+
 /// An opened SDL audio device (`SDL_OpenAudioDevice`), pulling interleaved s16 samples
 /// through a C callback whose context (the renderer) outlives the device: the device is closed
 /// in `deinit`, and `SDL_CloseAudioDevice` returns only after the callback finished.
@@ -20,13 +24,18 @@ final class SDLAudioDevice {
 
     /// Opens the default output device; throws the SDL error text when it cannot.
     init(rate: Int32, channels: Int32, renderer: AudioRenderer) throws(PlaybackError) {
+        if let reason = sdlAudioUnavailable.get() {
+            throw PlaybackError(code: .engine, message: reason)
+        }
         let initialised = sdlAudioUsers.withLock { users -> Bool in
             if users == 0, SDL_InitSubSystem(UInt32(SDL_INIT_AUDIO)) != 0 { return false }
             users += 1
             return true
         }
         guard initialised else {
-            throw PlaybackError(code: .engine, message: "audio device: SDL_InitSubSystem: \(String(cString: SDL_GetError()))")
+            let reason = "audio device: SDL_InitSubSystem: \(String(cString: SDL_GetError()))"
+            sdlAudioUnavailable.set(reason)
+            throw PlaybackError(code: .engine, message: reason)
         }
         var wanted = SDL_AudioSpec()
         wanted.freq = rate
@@ -45,9 +54,10 @@ final class SDLAudioDevice {
         var obtained = SDL_AudioSpec()
         let device = SDL_OpenAudioDevice(nil, 0, &wanted, &obtained, pk_sdl_audio_allow_changes())
         guard device != 0 else {
-            let reason = String(cString: SDL_GetError())
+            let reason = "audio device: SDL_OpenAudioDevice: \(String(cString: SDL_GetError()))"
             Self.releaseSubsystem()
-            throw PlaybackError(code: .engine, message: "audio device: SDL_OpenAudioDevice: \(reason)")
+            sdlAudioUnavailable.set(reason)
+            throw PlaybackError(code: .engine, message: reason)
         }
         id = device
         self.rate = obtained.freq
@@ -99,6 +109,8 @@ final class AudioRenderer: @unchecked Sendable {
     private var chunkSerial = -1
     /// Seconds of sound queued in the device ahead of what `fill` writes.
     private var latency = 0.0
+    /// The fallback to silent consumption is logged once per process.
+    private static let fallbackLogged = Locked(false)
 
     init(session: FFmpegSession, sourceRate: Int32, sourceChannels: Int32) {
         self.session = session
@@ -117,10 +129,12 @@ final class AudioRenderer: @unchecked Sendable {
                 device = opened
                 return
             } catch {
-                PlaybackLog.log(.warning, "ffmpeg", "\(error); audio is consumed silently at real time instead")
+                if !Self.fallbackLogged.withLock({ logged in defer { logged = true }; return logged }) {
+                    PlaybackLog.log(.warning, "ffmpeg", "\(error); audio is consumed silently at real time instead")
+                }
             }
         }
-        session.spawn("ffmpeg.audio-null") { [self] _ in nullOutputLoop() }
+        session.spawn("ff.audio-null") { [self] _ in nullOutputLoop() }
     }
 
     /// Pauses or resumes the device (the null output follows the session's state).

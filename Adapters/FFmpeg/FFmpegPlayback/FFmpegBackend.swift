@@ -5,6 +5,10 @@ import PlaybackKit
 
 /// The FFmpeg backend: PlaybackKit's own player engine over libavformat, libavcodec,
 /// libswscale, libswresample and libavfilter, with SDL2 for sound.
+///
+/// `AudioOutput.system` plays through SDL2's default audio device. On a machine where no
+/// device can be opened it does not fail: it logs a warning (once) and consumes the audio
+/// silently at real time, exactly like `AudioOutput.null`, so video keeps its pace and sync.
 public struct FFmpegBackend: PlaybackBackend {
     /// Makes the backend.
     public init() {}

@@ -170,12 +170,12 @@ extension FFmpegSession {
                                          sourceChannels: decoder.context.pointee.ch_layout.nb_channels)
             audioOutput = renderer
             renderer.start()
-            spawn("ffmpeg.audio-decode") { $0.audioDecodeLoop() }
+            spawn("ff.audio-dec") { $0.audioDecodeLoop() }
         }
         if hasVideo {
-            spawn("ffmpeg.video-decode") { $0.videoDecodeLoop() }
+            spawn("ff.video-dec") { $0.videoDecodeLoop() }
         }
-        spawn("ffmpeg.present") { $0.presentLoop() }
+        spawn("ff.present") { $0.presentLoop() }
     }
 
     /// After close: waits for the other threads, then closes the audio device before the

@@ -128,8 +128,10 @@ final class FFmpegSession: @unchecked Sendable {
 
     /// Starts the read thread, which opens the source.
     func start() {
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "ffmpeg.read"
+        let thread = Thread { [self] in
+            pk_set_thread_name("ff.read")
+            readLoop()
+        }
         thread.start()
     }
 
@@ -138,10 +140,10 @@ final class FFmpegSession: @unchecked Sendable {
     func spawn(_ name: String, _ body: @escaping @Sendable (FFmpegSession) -> Void) {
         threads.enter()
         let thread = Thread { [self] in
+            pk_set_thread_name(name)
             body(self)
             threads.leave()
         }
-        thread.name = name
         thread.start()
     }
 
