@@ -121,21 +121,63 @@ extension VLCSession {
         if summary.hasVideo || summary.hasAudio { tracks = summary }
     }
 
+    /// The display size libVLC knows now (tracks, else its video output's visible size with
+    /// the tracks' sample aspect), or nil; also keeps it as the size hint for new outputs.
+    func knownNaturalSize() -> VideoSize? {
+        refreshTracks()
+        var storage = tracks.storageSize
+        if storage == nil { storage = player?.videoOutputSize }
+        guard let storage else { return nil }
+        let display = VideoSize.display(storage: storage, pixelAspect: tracks.sampleAspect.0, tracks.sampleAspect.1)
+        video?.setSizeHint(storage: storage, display: display)
+        return display
+    }
+
+    /// The display size: as libVLC knows it, else the size pictures are drawn at.
     func currentNaturalSize() -> VideoSize {
-        if let display = tracks.displaySize {
-            if let storage = tracks.storageSize { video?.setSizeHint(storage: storage, display: display) }
-            return display
+        if let known = knownNaturalSize() {
+            if let video { video.correct(drawn: video.pictureSize, to: known) }
+            return known
         }
-        if let size = player?.videoOutputSize { return size }
         return video?.pictureSize ?? .zero
     }
 
+    /// A video output showed its first picture, drawn at `drawn`: the display size may have
+    /// changed (announced now, when the picture is on screen, not when libVLC made the output).
+    func newPictureSize(_ drawn: VideoSize, attempt: Int) {
+        guard phase == .ready || phase == .starting else { return }
+        guard let known = knownNaturalSize(), describes(drawn, display: known) else {
+            if attempt < 20 {
+                queue.asyncAfter(deadline: .now() + 0.05) { [weak self] in self?.newPictureSize(drawn, attempt: attempt + 1) }
+            }
+            return
+        }
+        video?.correct(drawn: drawn, to: known)
+        guard phase == .ready, known != naturalSize else { return }
+        naturalSize = known
+        correctStoredPicture(to: known)
+        sink.naturalSizeChanged(known)
+    }
+
+    /// True when pictures drawn at `drawn` show the stream libVLC describes now: drawn at its
+    /// display size, or at its storage size padded by the decoder.
+    private func describes(_ drawn: VideoSize, display: VideoSize) -> Bool {
+        if drawn == display { return true }
+        guard let storage = tracks.storageSize ?? player?.videoOutputSize else { return false }
+        return (storage.width...(storage.width + 64)).contains(drawn.width)
+            && (storage.height...(storage.height + 64)).contains(drawn.height)
+    }
+
     private func videoOutputChanged() {
-        refreshTracks()
-        let size = currentNaturalSize()
-        guard size != naturalSize, !size.isEmpty else { return }
-        naturalSize = size
-        sink.naturalSizeChanged(size)
+        // A new output was made (before its pictures are due): learn its size early so that
+        // its first pictures are delivered at the display size.
+        if let video, let known = knownNaturalSize() { video.correct(drawn: video.pictureSize, to: known) }
+    }
+
+    /// Brings the kept picture to the display size (it may have been drawn padded).
+    func correctStoredPicture(to display: VideoSize) {
+        guard !display.isEmpty, let frame = frames.latest(), frame.size != display else { return }
+        frames.store(VLCPictureBuffer.resample(frame, to: display))
     }
 
     /// Hands the picture on screen to the `.frames` handler (once, while paused) with `time`.

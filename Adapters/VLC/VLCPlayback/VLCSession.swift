@@ -177,6 +177,9 @@ final class VLCSession: @unchecked Sendable {
             }, onSeekPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.seekPictureShown() }
+            }, onNewPictureSize: { [weak self] drawn in
+                guard let self else { return }
+                self.queue.async { [weak self] in self?.newPictureSize(drawn, attempt: 0) }
             })
             if let storage = tracks.storageSize, let display = tracks.displaySize {
                 callbacks.setSizeHint(storage: storage, display: display)
@@ -254,8 +257,18 @@ final class VLCSession: @unchecked Sendable {
         }
     }
 
-    func finishStart() {
+    func finishStart(attempt: Int = 0) {
         guard phase == .starting, let player else { return }
+        if expectsPicture, knownNaturalSize() == nil, attempt < 20 {
+            // libVLC lists the decoded size with the tracks a moment after the first picture
+            // of some streams (MPEG-TS); the picture may be drawn padded until then.
+            let current = token
+            queue.asyncAfter(deadline: .now() + 0.05) { [weak self] in
+                guard let self, self.token == current else { return }
+                self.finishStart(attempt: attempt + 1)
+            }
+            return
+        }
         let found = tracks.hasVideo || tracks.hasAudio || !streamKinds.isEmpty
         guard found else {
             fail(PlaybackError(code: source.isFile ? .unsupportedFormat : .network, message: "open: libVLC found no audio or video stream in \(source.url.absoluteString)\(detail())"))
@@ -265,9 +278,9 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         setMuted(false)
         duration = Double(player.length) / 1000
-        refreshTracks()
         clock.setFrameDuration(frameDuration)
         naturalSize = currentNaturalSize()
+        correctStoredPicture(to: naturalSize)
         let hasVideo = expectsPicture || (video?.hasShownPicture ?? false)
         let hasAudio = tracks.hasAudio || streamKinds.contains(libvlc_track_audio.rawValue)
         clock.enter(.paused, at: 0)

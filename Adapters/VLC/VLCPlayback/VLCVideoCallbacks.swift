@@ -24,17 +24,31 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let lastFingerprint = Locked<UInt64?>(nil)
     private let onPicture: @Sendable () -> Void
     private let onSeekPicture: @Sendable () -> Void
+    private let onNewPictureSize: @Sendable (VideoSize) -> Void
+    /// Display sizes for pictures libVLC draws at another (padded) size, by drawn size.
+    private let corrections = Locked<[VideoSize: VideoSize]>([:])
 
     /// Pictures go to `store` and, when the sink wants frames, to the sink; `onPicture` is told
     /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
     /// picture after a watched seek buffered.
+    /// `onNewPictureSize` is told when a video output shows its first picture, with the size
+    /// it draws at.
     init(store: LastFrameStore, clock: VLCMediaClock, sink: EngineSink,
-         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable () -> Void) {
+         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable () -> Void,
+         onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.clock = clock
         self.sink = sink
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
+        self.onNewPictureSize = onNewPictureSize
+    }
+
+    /// Pictures drawn at `drawn` are delivered at `display` (libVLC stretched the visible
+    /// picture over a padded buffer when the display size was not known in time).
+    func correct(drawn: VideoSize, to display: VideoSize) {
+        guard !drawn.isEmpty, !display.isEmpty else { return }
+        corrections.withLock { $0[drawn] = drawn == display ? nil : display }
     }
 
     /// Sets the sizes expected for the next video output.
@@ -205,47 +219,21 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
             return
         }
+        if !picture.shown {
+            picture.shown = true
+            onNewPictureSize(picture.size)
+        }
         let stamp = clock.stampPicture(repeated: repeated)
-        let bytes = UnsafeRawBufferPointer(start: picture.pixels, count: picture.pitch * picture.size.height)
-        store.store(bytes, size: picture.size, bytesPerRow: picture.pitch, presentationTime: stamp.time)
+        let (bytes, size, pitch) = picture.output(correctedTo: corrections.get()[picture.size])
+        store.store(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         if stamp.present, sink.frames != nil {
-            sink.presentFrame(bytes, size: picture.size, bytesPerRow: picture.pitch, presentationTime: stamp.time)
+            sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         }
         let notify = notifyPicture.withLock { wanted -> Bool in
             defer { wanted = false }
             return wanted
         }
         if notify { onPicture() }
-    }
-}
-
-/// The memory one libVLC video output draws into, made by the format callback and freed by
-/// the cleanup callback; it is the output's opaque pointer for the lock and display callbacks.
-final class VLCPictureBuffer {
-    let owner: VLCVideoCallbacks
-    let size: VideoSize
-    let pitch: Int
-    let pixels: UnsafeMutableRawPointer
-
-    init(owner: VLCVideoCallbacks, size: VideoSize) {
-        self.owner = owner
-        self.size = size
-        pitch = (size.width * 4 + 31) & ~31
-        // One spare row: some converters write a little past the last line.
-        pixels = UnsafeMutableRawPointer.allocate(byteCount: pitch * (size.height + 1), alignment: 64)
-    }
-
-    deinit { pixels.deallocate() }
-
-    /// A hash of the picture's bytes, to tell a redisplay of the same picture from a new one.
-    func fingerprint() -> UInt64 {
-        let words = pitch * size.height / 8
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        let base = pixels.assumingMemoryBound(to: UInt64.self)
-        for index in 0..<words {
-            hash = (hash ^ base[index]) &* 0x100_0000_01b3
-        }
-        return hash
     }
 }
 
