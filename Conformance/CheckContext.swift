@@ -49,13 +49,18 @@ final class CheckPlayer: Sendable {
     /// What the `.frames` output delivered, when the player has one.
     let frames: FrameCollector?
     let url: URL
+    private let trace: Locked<String>
 
-    init(player: any MediaPlayback, recorder: EventRecorder, frames: FrameCollector?, url: URL) {
+    init(player: any MediaPlayback, recorder: EventRecorder, frames: FrameCollector?, url: URL, trace: Locked<String>) {
         self.player = player
         self.recorder = recorder
         self.frames = frames
         self.url = url
+        self.trace = trace
     }
+
+    /// Notes what the check is doing now, for the report of a hang.
+    func step(_ what: String) { trace.set("\(url.lastPathComponent): \(what)") }
 
     var mark: Int { recorder.mark }
     var position: TimeInterval { player.currentPlaybackTime }
@@ -63,21 +68,27 @@ final class CheckPlayer: Sendable {
     /// Prepares and waits for `.preparedToPlay`.
     func prepare(timeout: TimeInterval = 10) async throws {
         let mark = recorder.mark
+        step("prepareToPlay()")
         player.prepareToPlay()
+        step("waiting for .preparedToPlay")
         try await recorder.waitFor(".preparedToPlay", since: mark, timeout: timeout) { $0 == .preparedToPlay }
     }
 
     /// Plays and waits for `.playbackStateChanged(.playing)`.
     func play(timeout: TimeInterval = 10) async throws {
         let mark = recorder.mark
+        step("play()")
         player.play()
+        step("waiting for .playing")
         try await recorder.waitFor(".playbackStateChanged(.playing)", since: mark, timeout: timeout) { $0 == .playbackStateChanged(.playing) }
     }
 
     /// Pauses and waits for `.playbackStateChanged(.paused)`.
     func pause(timeout: TimeInterval = 5) async throws {
         let mark = recorder.mark
+        step("pause()")
         player.pause()
+        step("waiting for .paused")
         try await recorder.waitFor(".playbackStateChanged(.paused)", since: mark, timeout: timeout) { $0 == .playbackStateChanged(.paused) }
     }
 
@@ -86,7 +97,9 @@ final class CheckPlayer: Sendable {
     @discardableResult
     func seek(to target: TimeInterval, near tolerance: TimeInterval? = 0.25, timeout: TimeInterval = 10) async throws -> TimeInterval {
         let mark = recorder.mark
+        step("currentPlaybackTime = \(format(target))")
         player.currentPlaybackTime = target
+        step("waiting for .seekCompleted near \(format(target))")
         let expected = max(0, target)
         let entry = try await recorder.waitFor(".seekCompleted after seeking to \(format(target))", since: mark, timeout: timeout) { event in
             guard let position = event.seekPosition else { return false }
@@ -98,11 +111,13 @@ final class CheckPlayer: Sendable {
 
     /// Waits for `.finished(.playbackEnded)` after `mark`.
     func waitForEnd(since mark: Int, timeout: TimeInterval) async throws {
+        step("waiting for .finished(.playbackEnded)")
         try await recorder.waitFor(".finished(.playbackEnded)", since: mark, timeout: timeout) { $0 == .finished(.playbackEnded) }
     }
 
     /// Waits until the position has reached `seconds`, reading it every 10 ms.
     func waitForPosition(atLeast seconds: TimeInterval, timeout: TimeInterval) async throws {
+        step("waiting for the position to reach \(format(seconds)) s")
         let deadline = monotonicNow() + timeout
         while position < seconds {
             if monotonicNow() > deadline {
@@ -118,6 +133,7 @@ final class CheckPlayer: Sendable {
     /// The frame number in `thumbnailAtCurrentTime()`; fails the check when there is no
     /// picture or no readable number.
     func thumbnailFrameNumber(_ context: String) throws -> Int {
+        step("thumbnailAtCurrentTime() (\(context))")
         guard let picture = player.thumbnailAtCurrentTime() else {
             throw CheckFailure("\(context): thumbnailAtCurrentTime() is nil")
         }
@@ -141,6 +157,8 @@ final class CheckContext: Sendable {
     private let players = Locked<[any MediaPlayback]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
     private let closed = Locked(false)
+    /// What the check was doing last, for the report of a hang.
+    let trace = Locked("starting")
 
     init(fixtures: URL, factory: @escaping ConformanceSuite.Factory) {
         self.fixtures = fixtures
@@ -166,14 +184,17 @@ final class CheckContext: Sendable {
         if let collector { options.videoOutput = .frames(viewport: viewport, handler: collector.handler) }
         configure(&options)
         let player: any MediaPlayback
+        trace.set("making a player for \(url.lastPathComponent)")
         do {
             player = try factory(url, options)
         } catch {
             throw CheckFailure("making a player for \(url.lastPathComponent) threw: \(error)")
         }
         players.withLock { $0.append(player) }
+        trace.set("taking the events of the player for \(url.lastPathComponent)")
         let recorder = EventRecorder(player.events)
-        return CheckPlayer(player: player, recorder: recorder, frames: collector, url: url)
+        trace.set("made a player for \(url.lastPathComponent)")
+        return CheckPlayer(player: player, recorder: recorder, frames: collector, url: url, trace: trace)
     }
 
     /// A fresh player for the fixture `name`.

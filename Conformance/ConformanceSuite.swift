@@ -87,7 +87,10 @@ public struct ConformanceSuite: Sendable {
         let settle: @Sendable (CheckOutcome) -> Void = { result in
             outcome.update { if $0 == nil { $0 = result } }
         }
-        let task = Task.detached {
+        // Each check runs on its own thread, so a call that never returns blocks only that
+        // thread, never the shared pool the runner and later checks need.
+        let executor = CheckExecutor(label: "conformance.\(check.name)")
+        let task = Task(executorPreference: executor) {
             do {
                 try await check.body(context)
                 settle(.pass)
@@ -103,7 +106,7 @@ public struct ConformanceSuite: Sendable {
         }
         let finished = await outcome.wait(timeout: check.timeout) { $0 != nil }
         if !finished {
-            settle(.fail("hang: the check did not finish within \(format(check.timeout)) s"))
+            settle(.fail("hang: the check did not finish within \(format(check.timeout)) s (last step: \(context.trace.get()))"))
             task.cancel()
         }
         var result = outcome.read { $0 } ?? .fail("no outcome")
@@ -139,5 +142,18 @@ struct Check: Sendable {
         self.summary = summary
         self.timeout = timeout
         self.body = body
+    }
+}
+
+/// Runs one check's jobs on a serial queue of its own.
+final class CheckExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    init(label: String) { queue = DispatchQueue(label: label) }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
