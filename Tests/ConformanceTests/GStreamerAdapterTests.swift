@@ -537,5 +537,36 @@ struct GStreamerAdapterTests {
         let settled = await eventually(timeout: 10) { threadCount() <= before + 2 }
         #expect(settled, "\(before) threads before, \(threadCount()) after")
     }
+    @Test("pause then an immediate seek: the seek completes at its target, the picture holds")
+    func pauseThenSeek() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        for round in 0..<3 {
+            var mark = log.mark
+            player.play()
+            #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+            let start = Double(round) * 1.1
+            #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > start + 0.3 })
+            mark = log.mark
+            player.pause()
+            #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.paused) } != nil)
+            // Paused: the picture kept does not change between two looks.
+            let first = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
+            let second = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
+            #expect(first != nil && first == second)
+            // A seek at once after the pause is not mistaken for the pause settling.
+            let target = 6.2 + Double(round) * 0.4
+            mark = log.mark
+            player.currentPlaybackTime = target
+            let reached = try #require(await log.seekCompleted(since: mark))
+            #expect(abs(reached - target) < 0.05)
+            let frame = try #require(player.thumbnailAtCurrentTime())
+            #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: target))
+            mark = log.mark
+            player.currentPlaybackTime = Double(round + 1) * 1.1
+            #expect(await log.seekCompleted(since: mark) != nil)
+        }
+    }
 }
 #endif
