@@ -472,7 +472,9 @@ struct MPVAdapterTests {
         try #require(received.count >= 30)
         #expect(received.allSatisfy { $0.size == VideoSize(width: 320, height: 240) })
         let times = received.map(\.presentationTime)
-        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "times went backwards: \(times)")
+        // The first picture may be handed over again when playback starts; nothing else repeats.
+        #expect(zip(times, times.dropFirst()).enumerated().allSatisfy { $0.offset == 0 ? $0.element.0 <= $0.element.1 : $0.element.0 < $0.element.1 },
+                "times do not rise: \(times)")
         #expect(times.last! > times.first! + 0.5)
         // Frame numbers rise too, and the picture is RGBA (red bottom-left, blue bottom-right).
         let numbers = received.compactMap(FramePattern.frameNumber(in:))
@@ -484,9 +486,9 @@ struct MPVAdapterTests {
         #expect(right.b > 150 && right.r < 100, "bottom right is not blue: \(right)")
         #expect(sample.pixel(x: 10, y: 10).a == 255)
         // Presentation times agree with the frame numbers drawn in them.
-        for frame in received.suffix(10) {
+        for frame in received {
             if let number = FramePattern.frameNumber(in: frame) {
-                #expect(abs(FramePattern.time(ofFrame: number) - frame.presentationTime) <= 2 * frameTolerance,
+                #expect(abs(FramePattern.time(ofFrame: number) - frame.presentationTime) <= 0.021,
                         "frame \(number) stamped \(frame.presentationTime)")
             }
         }

@@ -31,6 +31,9 @@ enum MPVConfiguration {
             ("keep-open-pause", "no"),
             ("idle", "yes"),
             ("hr-seek", options.accurateSeek ? "yes" : "no"),
+            // Hand each frame over when it is due rather than ahead of time, so the time-pos
+            // sample mpv sends for it is the one that follows the draw request.
+            ("video-timing-offset", "0"),
             ("network-timeout", String(max(1, Int(options.openTimeout)))),
         ]
         switch options.audioOutput {

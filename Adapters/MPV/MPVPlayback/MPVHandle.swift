@@ -130,6 +130,16 @@ final class MPVHandle: @unchecked Sendable {
         } ?? nil
     }
 
+    /// Reads a property as a node (maps, lists), converted.
+    func getValue(_ name: String) -> MPVValue? {
+        withHandle { handle -> MPVValue? in
+            var node = mpv_node()
+            guard mpv_get_property(handle, name, MPV_FORMAT_NODE, &node) >= 0 else { return nil }
+            defer { mpv_free_node_contents(&node) }
+            return MPVValue(node)
+        } ?? nil
+    }
+
     /// Asks for MPV_EVENT_PROPERTY_CHANGE events of `name` in `format`, tagged with `id`.
     func observe(_ name: String, format: mpv_format, id: UInt64) {
         _ = withHandle { mpv_observe_property($0, id, name, format) }

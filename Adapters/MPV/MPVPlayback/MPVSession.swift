@@ -48,12 +48,17 @@ final class MPVSession: @unchecked Sendable {
     private static let seekReplyBase: UInt64 = 1 << 32
     /// How long a seek or prepare waits for its frame to be drawn before reporting anyway.
     private static let frameWait: TimeInterval = 2
+    /// How long a seek may go without mpv restarting playback before it is reported anyway.
+    private static let seekGiveUp: TimeInterval = 5
 
     /// A seek handed to mpv, from the command to the drawn frame at its target.
     private struct SeekRequest {
         let id: UInt64
-        /// New frames drawn when the seek was sent.
-        let framesAtSend: Int
+        let target: TimeInterval
+        let accurate: Bool
+        let sentAt = Date()
+        /// New frames drawn when the seek (or its step back) was sent.
+        var framesAtSend: Int
         /// Sent while playing: a frame queued before the seek took effect may still be drawn
         /// after it was sent, so only a frame drawn after the restart is known to be new.
         let sentWhilePlaying: Bool
@@ -63,13 +68,19 @@ final class MPVSession: @unchecked Sendable {
         /// The position mpv reported when playback restarted there.
         var reached: TimeInterval?
         var restartedAt: Date?
+        /// mpv lands an exact seek on the first frame at or after the target; when that is
+        /// later than the target, one step back reaches the frame shown at the target.
+        var steppedBack = false
     }
 
     /// State the player queue, the render thread and the event thread share.
     private struct Shared {
         var closing = false
         var newFrames = 0
-        var latestTimePos: TimeInterval = 0
+        /// `prepared` was reported (mirrors the event thread's flag for the render thread).
+        var prepareReported = false
+        /// The media time of the last new frame drawn.
+        var lastNewFrameTime: TimeInterval = -1
         var seek: SeekRequest?
         /// The pause state last asked for (mpv starts paused).
         var pauseRequested = true
@@ -82,6 +93,7 @@ final class MPVSession: @unchecked Sendable {
     private let source: MediaSource
     private let options: PlaybackOptions
     private let shared = Locked(Shared())
+    private let frameTimes = MPVFrameTimes()
     /// The last drawn picture, for thumbnails.
     let lastFrame = LastFrameStore()
 
@@ -128,7 +140,9 @@ final class MPVSession: @unchecked Sendable {
                 throw PlaybackError(code: .engine, message: "open: mpv's software render API is unavailable")
             }
             let receiver = MPVPictureReceiver()
-            renderer = MPVSoftwareRenderer(context: context) { picture in receiver.session?.receive(picture) }
+            renderer = MPVSoftwareRenderer(context: context,
+                                           onPicture: { picture in receiver.session?.receive(picture) },
+                                           onIdle: { receiver.session?.rendererIdle() })
             receiver.session = self
         }
         for property in Observed.allCases {
@@ -166,7 +180,8 @@ final class MPVSession: @unchecked Sendable {
         let id = shared.withLock { state -> UInt64 in
             let id = state.nextSeekID
             state.nextSeekID += 1
-            state.seek = SeekRequest(id: id, framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
+            state.seek = SeekRequest(id: id, target: max(0, seconds), accurate: accurate,
+                                     framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
             return id
         }
         let target = String(format: "%.6f", max(0, seconds))
@@ -188,7 +203,7 @@ final class MPVSession: @unchecked Sendable {
     /// The picture on screen now: the last drawn one, or for a window a screenshot of the video.
     func thumbnail() -> VideoFrame? {
         if renderer != nil { return lastFrame.latest() }
-        return MPVScreenshot.take(from: handle, presentationTime: shared.get().latestTimePos)
+        return MPVScreenshot.take(from: handle, presentationTime: frameTimes.latest)
     }
 
     // MARK: - Render thread
@@ -196,19 +211,27 @@ final class MPVSession: @unchecked Sendable {
     /// A picture the renderer drew: keep it, present it, count it, and wake the event thread
     /// when a prepare or a seek waits for it.
     fileprivate func receive(_ picture: MPVRenderedPicture) {
-        let state = shared.withLock { state -> Shared? in
-            guard !state.closing else { return nil }
-            if picture.isNewFrame { state.newFrames += 1 }
-            return state
-        }
-        guard let state else { return }
-        let time = state.latestTimePos
+        guard !isClosing else { return }
+        let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame)
         lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
         if picture.isNewFrame, sink.frames != nil {
             sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
         }
+        // Counted only once stored, so whoever waits on the count finds the picture in place.
+        let state = shared.withLock { state -> Shared in
+            if picture.isNewFrame {
+                state.newFrames += 1
+                state.lastNewFrameTime = time
+            }
+            return state
+        }
         PlaybackLog.log(.debug, "mpv", "drew \(picture.isNewFrame ? "frame" : "redraw") \(state.newFrames) at \(time)")
-        if state.newFrames == 1 || state.seek?.reached != nil { handle.wakeup() }
+    }
+
+    /// The renderer handled every request: wake the event thread if a prepare or seek waits.
+    fileprivate func rendererIdle() {
+        let state = shared.get()
+        if !state.closing, !state.prepareReported || state.seek?.reached != nil { handle.wakeup() }
     }
 
     // MARK: - Event thread
@@ -275,17 +298,24 @@ final class MPVSession: @unchecked Sendable {
             restartedAt = Date()
             return
         }
-        let position = handle.getDouble("time-pos")
-        shared.withLock { state in
-            guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return }
-            let reached = position ?? state.latestTimePos
+        let reached = handle.getDouble("time-pos") ?? frameTimes.latest
+        let stepBack = shared.withLock { state -> UInt64? in
+            guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return nil }
+            PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
+            if seek.accurate, hasVideo, !seek.sentWhilePlaying, !seek.steppedBack, reached > seek.target + 0.001 {
+                seek.steppedBack = true
+                seek.acknowledged = false
+                seek.framesAtSend = state.newFrames
+                state.seek = seek
+                return seek.id
+            }
             seek.reached = reached
             seek.restartedAt = Date()
             seek.framesAtRestart = state.newFrames
             state.seek = seek
-            PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
-            state.latestTimePos = reached
+            return nil
         }
+        if let stepBack { handle.commandAsync(["frame-back-step"], replyID: stepBack) }
     }
 
     private func commandReplied(id: UInt64, status: Int32) {
@@ -306,7 +336,7 @@ final class MPVSession: @unchecked Sendable {
         if failedSeek {
             // mpv refused the seek (e.g. an unseekable stream): it lands where playback is.
             PlaybackLog.log(.warning, "mpv", "seek: \(MPVHandle.describe(status))")
-            sink.seekCompleted(handle.getDouble("time-pos") ?? shared.get().latestTimePos)
+            sink.seekCompleted(handle.getDouble("time-pos") ?? frameTimes.latest)
         }
     }
 
@@ -357,7 +387,9 @@ final class MPVSession: @unchecked Sendable {
             if shared.get().seek == nil { sink.ended() }
         }
         if !prepared, !failed, fileLoaded, restarted {
-            let drawn = shared.get().newFrames > 0
+            // The first frame drawn, and nothing more queued: mpv may hand the first frame
+            // over again once playback restarted, and a seek must not take that for its own.
+            let drawn = shared.get().newFrames > 0 && renderer?.isBusy != true
             let waitedTooLong = now.timeIntervalSince(restartedAt ?? now) > Self.frameWait
             if !hasVideo || renderer == nil || drawn || waitedTooLong {
                 if hasVideo, renderer != nil, !drawn {
@@ -368,8 +400,21 @@ final class MPVSession: @unchecked Sendable {
         }
         guard prepared else { return }
         let completed = shared.withLock { state -> TimeInterval? in
-            guard let seek = state.seek, let reached = seek.reached else { return nil }
-            let drawn = state.newFrames > (seek.sentWhilePlaying ? seek.framesAtRestart : seek.framesAtSend)
+            guard let seek = state.seek else { return nil }
+            guard let reached = seek.reached else {
+                // mpv never restarted playback for it: it lands where playback is.
+                guard now.timeIntervalSince(seek.sentAt) > Self.seekGiveUp else { return nil }
+                PlaybackLog.log(.warning, "mpv", "seek to \(seek.target): no playback restart within \(Self.seekGiveUp) s")
+                state.seek = nil
+                return frameTimes.latest
+            }
+            // A frame drawn after the restart is at the target. One drawn before it (but after
+            // the seek was sent) may still be the old picture (one mpv had queued): it counts
+            // when its time says it is the new one, which only matters while paused.
+            let drawnAfterRestart = state.newFrames > seek.framesAtRestart
+            let drawnAtTarget = !seek.sentWhilePlaying && state.newFrames > seek.framesAtSend
+                && (abs(state.lastNewFrameTime - reached) <= 0.002 || abs(state.lastNewFrameTime - seek.target) <= 0.002)
+            let drawn = (drawnAfterRestart || drawnAtTarget) && renderer?.isBusy != true
             let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
             state.seek = nil
@@ -382,6 +427,7 @@ final class MPVSession: @unchecked Sendable {
                 // the new position reached this thread.
                 frame.presentationTime = completed
                 lastFrame.store(frame)
+                frameTimes.settle(at: completed)
             }
             sink.seekCompleted(completed)
         }
@@ -389,8 +435,12 @@ final class MPVSession: @unchecked Sendable {
 
     private func finishPrepare() {
         prepared = true
+        shared.withLock { $0.prepareReported = true }
         updateNaturalSize()
         if let known = handle.getDouble("duration"), known > 0 { duration = known }
+        if let end = handle.getValue("demuxer-cache-state")?["cache-end"]?.double { buffer.playableDuration = end }
+        if let position = handle.getInt("stream-pos") { buffer.bytesTransferred = max(buffer.bytesTransferred, Int64(position)) }
+        reportBuffer()
         let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
                                    hasVideo: hasVideo, hasAudio: hasAudio)
         PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
@@ -405,7 +455,7 @@ final class MPVSession: @unchecked Sendable {
         case .timePos:
             guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
             let time = data.load(as: Double.self)
-            shared.withLock { $0.latestTimePos = time }
+            frameTimes.record(time)
             if prepared, !paused, !eofReached, shared.get().seek == nil {
                 lastPlayedPosition = time
                 sink.position(time)

@@ -10,6 +10,8 @@ struct MPVRenderedPicture {
     let size: VideoSize
     let bytesPerRow: Int
     let isNewFrame: Bool
+    /// When mpv asked for the draw (system uptime).
+    let requestedAt: TimeInterval
 }
 
 /// The flag libmpv's update callback raises; the callback's context object.
@@ -17,6 +19,10 @@ final class MPVRenderUpdates: @unchecked Sendable {
     // @unchecked: every field is read and written with `condition` held.
     let condition = NSCondition()
     var pending = false
+    /// The render thread is drawing (and handing over) a picture.
+    var drawing = false
+    /// When the last request came (system uptime).
+    var raisedAt: TimeInterval = 0
     var stopping = false
     var finished = false
     var targetSize = VideoSize.zero
@@ -25,6 +31,7 @@ final class MPVRenderUpdates: @unchecked Sendable {
     func raise() {
         condition.lock()
         pending = true
+        raisedAt = ProcessInfo.processInfo.systemUptime
         condition.broadcast()
         condition.unlock()
     }
@@ -44,14 +51,18 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     private let context: OpaquePointer
     private let updates = MPVRenderUpdates()
     private let onPicture: @Sendable (MPVRenderedPicture) -> Void
+    private let onIdle: @Sendable () -> Void
     private var buffer: UnsafeMutableRawPointer?
     private var bufferCapacity = 0
     private var isStopped = false
 
-    /// Takes ownership of `context` and starts the render thread.
-    init(context: OpaquePointer, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void) {
+    /// Takes ownership of `context` and starts the render thread, which calls `onPicture` for
+    /// each picture and `onIdle` whenever it has handled a request.
+    init(context: OpaquePointer, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void,
+         onIdle: @escaping @Sendable () -> Void) {
         self.context = context
         self.onPicture = onPicture
+        self.onIdle = onIdle
         mpv_render_context_set_update_callback(context, { opaque in
             guard let opaque else { return }
             Unmanaged<MPVRenderUpdates>.fromOpaque(opaque).takeUnretainedValue().raise()
@@ -63,6 +74,13 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
 
     deinit {
         free(buffer)
+    }
+
+    /// True while mpv has asked for a picture that is not drawn and handed over yet.
+    var isBusy: Bool {
+        updates.condition.lock()
+        defer { updates.condition.unlock() }
+        return updates.pending || updates.drawing
     }
 
     /// The size pictures are drawn at (the natural size); rendering waits until it is known.
@@ -94,11 +112,17 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             updates.condition.lock()
             while !updates.pending && !updates.stopping { updates.condition.wait() }
             let stopping = updates.stopping
+            let requestedAt = updates.raisedAt
             updates.pending = false
+            updates.drawing = !stopping
             updates.condition.unlock()
             if stopping { break }
             let flags = mpv_render_context_update(context)
-            if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 { renderFrame() }
+            if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 { renderFrame(requestedAt: requestedAt) }
+            updates.condition.lock()
+            updates.drawing = false
+            updates.condition.unlock()
+            onIdle()
         }
         updates.condition.lock()
         updates.finished = true
@@ -117,7 +141,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         return updates.targetSize.isEmpty || updates.stopping ? nil : updates.targetSize
     }
 
-    private func renderFrame() {
+    private func renderFrame(requestedAt: TimeInterval) {
         var info = mpv_render_frame_info()
         let infoStatus = withUnsafeMutablePointer(to: &info) { pointer in
             mpv_render_context_get_info(context, mpv_render_param(type: MPV_RENDER_PARAM_NEXT_FRAME_INFO, data: pointer))
@@ -167,7 +191,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         }
         onPicture(MPVRenderedPicture(
             pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),
-            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame))
+            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame, requestedAt: requestedAt))
     }
 }
 #endif
