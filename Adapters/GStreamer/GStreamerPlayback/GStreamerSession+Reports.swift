@@ -76,8 +76,8 @@ extension GStreamerSession {
         }
     }
 
-    /// Re-reads the duration (on DURATION_CHANGED, and while it is unknown: some demuxers,
-    /// tsdemux among them, learn it only once playing).
+    /// Re-reads the duration: on DURATION_CHANGED, and every quarter second while it is
+    /// unknown (some demuxers can tell it only once they have read further).
     func durationMayHaveChanged() {
         guard phase == .ready, let value = queryDuration(), value > 0, value != duration else { return }
         PlaybackLog.log(.debug, "gstreamer", "duration now \(value) s")

@@ -9,8 +9,8 @@ import PlaybackKit
 final class GStreamerSession: @unchecked Sendable {
     // @unchecked: the state under "Loop-thread state" is touched only on the loop thread (work
     // posted through `loop`, the bus watch and timers); other threads reach the pipeline only
-    // through `sharedPipeline` (Locked), and `frameState` and `sourceElement` are Locked
-    // because streaming threads use them.
+    // through `sharedPipeline` (Locked); `frameState`, `sourceElement`, `demuxers` and
+    // `sharedNaturalSize` are Locked because streaming threads or thumbnail callers use them.
 
     let loop: GLibLoopThread
     let source: MediaSource
