@@ -8,6 +8,10 @@ final class EventHub: Sendable {
         var finished = false
     }
     private let state = Locked(State())
+    /// Serialises senders so every listener sees the same order. Continuations are yielded to
+    /// under this lock only, never under `state`'s: a stream's termination handler (which takes
+    /// `state`'s lock) may run while the concurrency runtime holds a task lock that `yield` needs.
+    private let sendLock = NSLock()
 
     /// A new stream that receives every event sent from now on.
     func makeStream() -> AsyncStream<PlaybackEvent> {
@@ -29,11 +33,12 @@ final class EventHub: Sendable {
         return stream
     }
 
-    /// Sends `event` to every open stream. Yielding under the lock keeps the order the same
+    /// Sends `event` to every open stream. Yielding under `sendLock` keeps the order the same
     /// for every listener even if two threads send at once.
     func send(_ event: PlaybackEvent) {
-        state.withLock { state in
-            for continuation in state.continuations.values { continuation.yield(event) }
+        sendLock.withLock {
+            let continuations = state.withLock { Array($0.continuations.values) }
+            for continuation in continuations { continuation.yield(event) }
         }
         PlaybackLog.debug("event \(event)")
     }
