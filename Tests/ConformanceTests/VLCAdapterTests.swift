@@ -249,6 +249,31 @@ struct VLCAdapterTests {
         #expect(player.currentPlaybackTime > 6.2)
     }
 
+    @Test("pause and resume twice: the picture follows the position and playback goes on")
+    func pauseResume() async throws {
+        let player = try makeVLCPlayer("frames.mp4")
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        for stop in [1.2, 2.5] {
+            let mark = events.count
+            player.play()
+            _ = await events.next(since: mark, timeout: 3) { $0 == .playbackStateChanged(.playing) }
+            // Waits for the position (there is no event for it), checking every 50 ms.
+            let deadline = Date().addingTimeInterval(5)
+            while player.currentPlaybackTime < stop, Date() < deadline {
+                _ = await events.next(since: events.count, timeout: 0.05) { _ in false }
+            }
+            #expect(player.currentPlaybackTime >= stop, "position \(player.currentPlaybackTime) did not reach \(stop)")
+            player.pause()
+            _ = await events.next(since: mark, timeout: 3) { $0 == .playbackStateChanged(.paused) }
+            let position = player.currentPlaybackTime
+            let shown = try #require(frameNumberOnScreen(player))
+            #expect(abs(shown - FramePattern.frame(at: position)) <= 1, "paused at \(position) s the picture is frame \(shown)")
+        }
+    }
+
     @Test("playing to the end finishes once, then play() restarts from 0")
     func endAndRestart() async throws {
         let player = try makeVLCPlayer("short.mp4")
