@@ -5,6 +5,7 @@
 // function-like macros (casts, type checks, g_signal_connect, variadic property setters):
 // each one used becomes a `pk_gst_` helper below.
 
+#include <string.h>
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
@@ -13,8 +14,6 @@
 
 // MARK: - Constants
 
-/// GST_CLOCK_TIME_NONE.
-static inline GstClockTime pk_gst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
 /// GST_SECOND.
 static inline GstClockTime pk_gst_second(void) { return GST_SECOND; }
 /// G_SOURCE_CONTINUE / G_SOURCE_REMOVE.
@@ -30,8 +29,6 @@ static inline GstElement *pk_gst_element(gpointer object) { return GST_ELEMENT(o
 static inline GstBin *pk_gst_bin(gpointer object) { return GST_BIN(object); }
 static inline GstAppSink *pk_gst_app_sink(gpointer object) { return GST_APP_SINK(object); }
 static inline gboolean pk_gst_is_element(gpointer object) { return GST_IS_ELEMENT(object); }
-static inline gboolean pk_gst_is_pad(gpointer object) { return GST_IS_PAD(object); }
-static inline gboolean pk_gst_is_video_overlay(gpointer object) { return GST_IS_VIDEO_OVERLAY(object); }
 
 // MARK: - Messages and buffers
 
@@ -60,8 +57,6 @@ static inline gboolean pk_gst_has_property(gpointer object, const gchar *name) {
 static inline void pk_gst_set_bool(gpointer object, const gchar *name, gboolean value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_int(gpointer object, const gchar *name, gint value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_uint(gpointer object, const gchar *name, guint value) { g_object_set(object, name, value, NULL); }
-static inline void pk_gst_set_int64(gpointer object, const gchar *name, gint64 value) { g_object_set(object, name, value, NULL); }
-static inline void pk_gst_set_uint64(gpointer object, const gchar *name, guint64 value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_double(gpointer object, const gchar *name, gdouble value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_string(gpointer object, const gchar *name, const gchar *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointer value) { g_object_set(object, name, value, NULL); }
@@ -70,12 +65,6 @@ static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstS
 
 static inline gint pk_gst_get_int(gpointer object, const gchar *name) {
     gint value = 0;
-    g_object_get(object, name, &value, NULL);
-    return value;
-}
-/// An object-valued property, with a reference the caller owns (or NULL).
-static inline GstElement *pk_gst_get_element(gpointer object, const gchar *name) {
-    GstElement *value = NULL;
     g_object_get(object, name, &value, NULL);
     return value;
 }
