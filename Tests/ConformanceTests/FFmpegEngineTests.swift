@@ -140,6 +140,84 @@ private func measureAdvance(_ player: any MediaPlayback, seconds: Double) async 
 
 private let oneFrame = 1.0 / FramePattern.frameRate + 0.001
 
+/// A copy of frames.mp4 whose media data is zeroed: it opens (the index is intact) but no
+/// frame decodes.
+private func undecodableCopy() throws -> URL {
+    var data = try Data(contentsOf: try fixtureURL("frames.mp4"))
+    var offset = 0
+    while offset + 8 <= data.count {
+        let size = data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        let type = String(decoding: data[offset + 4..<offset + 8], as: UTF8.self)
+        guard size >= 8 else { break }
+        if type == "mdat" {
+            data.replaceSubrange(offset + 8..<offset + size, with: Data(count: size - 8))
+        }
+        offset += size
+    }
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ffmpeg-undecodable-\(getpid()).mp4")
+    try data.write(to: url)
+    return url
+}
+
+/// A local HTTP server on 127.0.0.1 that answers every request with 404 and keeps the
+/// request lines and headers it received.
+private final class NotFoundServer: @unchecked Sendable {
+    // @unchecked: `lines` is Locked; the socket is only closed by stop().
+    private let listener: Int32
+    let port: Int
+    private let lines = Locked<[String]>([])
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 4) == 0 else {
+            close(fd)
+            throw PlaybackError(code: .engine, message: "cannot listen on 127.0.0.1")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in serve() }
+    }
+
+    var received: [String] { lines.get() }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func serve() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            var request = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !request.contains(Data("\r\n\r\n".utf8)) {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { break }
+                request.append(contentsOf: buffer[0..<count])
+            }
+            let text = String(decoding: request, as: UTF8.self)
+            lines.withLock { $0.append(contentsOf: text.components(separatedBy: "\r\n").filter { !$0.isEmpty }) }
+            let reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found"
+            _ = reply.withCString { write(connection, $0, strlen($0)) }
+            close(connection)
+        }
+    }
+}
+
 // MARK: - Tests
 
 @Suite("FFmpeg engine", .serialized)
@@ -328,6 +406,43 @@ struct FFmpegEngineTests {
             return
         }
         #expect(error.code == code, "\(name): \(error)")
+    }
+
+    @Test("a file that opens but where nothing decodes fails with a decode error")
+    func nothingDecodes() async throws {
+        let url = try undecodableCopy()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let player = try FFmpegBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        let reason = await events.waitFinish(timeout: 10)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("expected a decode error, got \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == .decode, "\(error)")
+        #expect(error.message.hasPrefix("decode: "))
+    }
+
+    @Test("HTTP: headers from the options are sent; a 404 is a network error")
+    func httpHeadersAndNotFound() async throws {
+        let server = try NotFoundServer()
+        defer { server.stop() }
+        var options = PlaybackOptions(audioOutput: .null)
+        options.httpHeaders = ["X-Playback-Test": "ffmpeg engine"]
+        let player = try FFmpegBackend().makePlayer(url: server.url("/missing.mp4"), options: options)
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        let reason = await events.waitFinish(timeout: 10)
+        guard case .playbackError(let error)? = reason else {
+            Issue.record("expected a network error, got \(String(describing: reason))")
+            return
+        }
+        #expect(error.code == .network, "\(error)")
+        #expect(error.message.hasPrefix("open: "))
+        #expect(server.received.contains("X-Playback-Test: ffmpeg engine"), "request: \(server.received)")
     }
 
     @Test("frames output delivers natural-size RGBA pictures with rising timestamps")

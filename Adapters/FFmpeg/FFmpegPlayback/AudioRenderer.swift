@@ -94,12 +94,16 @@ final class SDLAudioDevice {
 /// rather than a failure.
 final class AudioRenderer: @unchecked Sendable {
     // @unchecked: the conversion state below is used only by the one thread that pulls audio
-    // (the SDL callback thread or the null output thread); `device` is set before the
-    // callbacks start and released after the threads stopped.
+    // (the SDL callback thread or the null output thread); `device` is set in start() before
+    // anyone else sees the renderer, then read and released under `deviceLock`.
     private unowned let session: FFmpegSession
     private let sourceRate: Int32
     private let sourceChannels: Int32
     private var device: SDLAudioDevice?
+    /// Guards `device` against pausing and closing at once.
+    private let deviceLock = NSLock()
+    /// Samples go to the SDL device (set in start(), before any callback can run).
+    private var playsToDevice = false
     private var resampler: Resampler
     private let current = OwnedFrame()
     private var pendingOffset = 0
@@ -127,6 +131,7 @@ final class AudioRenderer: @unchecked Sendable {
                 resampler = Resampler(outputRate: opened.rate, outputChannels: opened.channels)
                 latency = Double(opened.bufferSamples) / Double(opened.rate)
                 device = opened
+                playsToDevice = true
                 return
             } catch {
                 if !Self.fallbackLogged.withLock({ logged in defer { logged = true }; return logged }) {
@@ -137,11 +142,22 @@ final class AudioRenderer: @unchecked Sendable {
         session.spawn("ff.audio-null") { [self] _ in nullOutputLoop() }
     }
 
-    /// Pauses or resumes the device (the null output follows the session's state).
-    func setPaused(_ paused: Bool) { device?.setPaused(paused) }
+    /// Pauses or resumes the device to match the session's current state (the null output
+    /// follows the session by itself). Serialised, and always applying the latest state, so
+    /// concurrent calls cannot leave the device in an older one. Never called with the
+    /// session lock held.
+    func followPauseState() {
+        deviceLock.withLock {
+            guard let device else { return }
+            let paused = session.lock.locked { session.paused }
+            device.setPaused(paused)
+        }
+    }
 
     /// Closes the device; called once every other thread has stopped.
-    func stop() { device = nil }
+    func stop() {
+        deviceLock.withLock { device = nil }
+    }
 
     // MARK: - Pulling samples
 
@@ -162,7 +178,7 @@ final class AudioRenderer: @unchecked Sendable {
                     firstRate = chunkRate
                 }
                 let count = min(pendingBytes, length - written)
-                if device != nil {
+                if playsToDevice {
                     if volume >= 0.999 {
                         (out + written).update(from: buffer + pendingOffset, count: count)
                     } else {
@@ -186,7 +202,7 @@ final class AudioRenderer: @unchecked Sendable {
             chunkRate = next.rate
             chunkSerial = next.serial
         }
-        if written < length, device != nil {
+        if written < length, playsToDevice {
             (out + written).update(repeating: 0, count: length - written)
         }
         session.audioPlayed(time: firstTime.map { $0 - latency * firstRate }, rate: firstRate,

@@ -137,6 +137,7 @@ extension FFmpegSession {
                 lock.locked { lastDecodeError = sent }
                 PlaybackLog.log(.debug, "ffmpeg", "decode: \(FFmpegErrors.text(sent))")
             }
+            var failures = 0
             while true {
                 let status = avcodec_receive_frame(context, frame.frame)
                 if status == pk_av_error_eagain() { break }
@@ -149,8 +150,12 @@ extension FFmpegSession {
                     break
                 }
                 if status < 0 {
+                    // A frame that fails to decode is skipped; the decoder goes on (and must
+                    // still be drained to its end at the end of the stream).
                     lock.locked { lastDecodeError = status }
-                    break
+                    failures += 1
+                    if failures > 64 { break }
+                    continue
                 }
                 if !deliver(frame.frame, decoderSerial) { return }
             }

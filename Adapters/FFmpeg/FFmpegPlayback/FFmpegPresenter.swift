@@ -149,8 +149,8 @@ extension FFmpegSession {
         }
         if !firstPictureShown, audioFrames.isEmpty {
             failureReported = true
-            let reason = lastDecodeError < 0 ? FFmpegErrors.text(lastDecodeError) : "no frame could be decoded"
-            let error = PlaybackError(code: .decode, message: "decode: \(location): \(reason)")
+            let reason = lastDecodeError < 0 ? " (last error: \(FFmpegErrors.text(lastDecodeError)))" : ""
+            let error = PlaybackError(code: .decode, message: "decode: \(location): no frame could be decoded\(reason)")
             lock.unlock()
             fail(error)
             lock.lock()

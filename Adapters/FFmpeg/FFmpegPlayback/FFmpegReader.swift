@@ -168,8 +168,9 @@ extension FFmpegSession {
         if hasAudio, let decoder = audioDecoder {
             let renderer = AudioRenderer(session: self, sourceRate: decoder.context.pointee.sample_rate,
                                          sourceChannels: decoder.context.pointee.ch_layout.nb_channels)
-            audioOutput = renderer
             renderer.start()
+            lock.locked { audioOutput = renderer }
+            renderer.followPauseState()
             spawn("ff.audio-dec") { $0.audioDecodeLoop() }
         }
         if hasVideo {
@@ -186,7 +187,7 @@ extension FFmpegSession {
             wakeAll()
         }
         threads.wait()
-        audioOutput?.stop()
+        lock.locked { audioOutput }?.stop()
     }
 
     // MARK: - Reading

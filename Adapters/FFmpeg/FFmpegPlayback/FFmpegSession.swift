@@ -89,6 +89,7 @@ final class FFmpegSession: @unchecked Sendable {
     var duration: Double = 0
     var hasVideo: Bool { videoDecoder != nil }
     var hasAudio: Bool { audioDecoder != nil }
+    /// The audio output, once the read thread made it (guarded by `lock`).
     var audioOutput: AudioRenderer?
 
     // MARK: - Picture on screen (guarded by `pictureLock`)
@@ -165,22 +166,26 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func play() {
-        lock.locked {
+        let output = lock.locked { () -> AudioRenderer? in
             paused = false
             if prepared, !stalled { clock.setRunning(true) }
             presenterWake.broadcast()
             audioOutputWake.broadcast()
+            return audioOutput
         }
-        audioOutput?.setPaused(false)
+        // Outside the session lock: SDL pauses a device under its own lock, which the audio
+        // callback holds while it takes the session lock.
+        output?.followPauseState()
     }
 
     func pause() {
-        lock.locked {
+        let output = lock.locked { () -> AudioRenderer? in
             paused = true
             clock.setRunning(false)
             presenterWake.broadcast()
+            return audioOutput
         }
-        audioOutput?.setPaused(true)
+        output?.followPauseState()
     }
 
     func seek(to seconds: TimeInterval, accurate: Bool) {
