@@ -32,7 +32,11 @@ private func number(_ value: Double?, _ format: String) -> String { value.map { 
 /// A median, or the reason it is missing.
 private func figure(_ series: Series, _ format: String) -> String {
     if let failure = series.failure, series.values.isEmpty { return "failed: " + shorten(failure) }
-    return number(series.median, format)
+    var text = number(series.median, format)
+    if !series.misses.isEmpty {
+        text += " (\(series.misses.count) run\(series.misses.count == 1 ? "" : "s") failed: \(shorten(series.misses[0], to: 50)))"
+    }
+    return text
 }
 
 private func shorten(_ text: String, to limit: Int = 70) -> String {
@@ -167,6 +171,7 @@ extension BenchResult {
             var object: [String: Any] = ["values": s.values]
             if let median = s.median { object["median"] = median }
             if let failure = s.failure { object["failure"] = failure }
+            if !s.misses.isEmpty { object["failedRuns"] = s.misses }
             return object
         }
         func playback(_ p: PlaybackSeries) -> [String: Any] {

@@ -56,6 +56,15 @@ struct ChildUsage: Sendable {
     }
 }
 
+/// The whole text of a file, read to its end (files under /proc report no size, so a reader
+/// that trusts the size would stop early).
+func readWholeFile(_ path: String) -> String? {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? handle.close() }
+    guard let data = try? handle.readToEnd() else { return nil }
+    return String(decoding: data, as: UTF8.self)
+}
+
 /// The monotonic clock in seconds, for wall-time figures.
 func monotonicSeconds() -> Double {
     var spec = timespec()
@@ -99,7 +108,7 @@ enum ChildProcess {
 
     /// This process's peak resident size (VmHWM), KiB.
     static func ownPeakResidentKiB() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        guard let status = readWholeFile("/proc/self/status"),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }

@@ -88,6 +88,8 @@ struct Series: Sendable {
     var values: [Double] = []
     /// Why the configuration stopped being measured, if it did.
     var failure: String?
+    /// Runs that failed without stopping the series, with the reason.
+    var misses: [String] = []
 
     /// The median of the values, nil without any.
     var median: Double? { Statistics.median(values) }
@@ -230,7 +232,7 @@ struct ProcessMeasurements {
     /// The shared libraries mapped by this process, which is the same binary as the children
     /// (counted before any engine is used in it).
     static func linkedLibraryCount() -> Int {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return 0 }
+        guard let maps = readWholeFile("/proc/self/maps") else { return 0 }
         let libraries = maps.split(separator: "\n").compactMap { line -> Substring? in
             guard let file = line.split(separator: " ", omittingEmptySubsequences: true).last, file.contains(".so") else { return nil }
             return file
@@ -246,7 +248,6 @@ struct ProcessMeasurements {
         let stamp = String(format: "%g", time)
         for round in 1...runs {
             for side in 0..<2 {
-                if side == 0 ? ours.failure != nil : ffmpeg.failure != nil { continue }
                 let output = folder.appendingPathComponent("thumb-\(backend)-\(side)-\(round).png").path
                 unlink(output)
                 let command = side == 0
@@ -259,7 +260,7 @@ struct ProcessMeasurements {
                     if !usage.succeeded {
                         failure = usage.failureDescription
                     } else if size == 0 {
-                        failure = "no PNG written"
+                        failure = "exit status 0 but no PNG at \(output)" + (usage.errorTail.isEmpty ? "" : ": " + usage.errorTail.split(separator: "\n").suffix(2).joined(separator: " | "))
                     } else if side == 0 {
                         ours.values.append(usage.wallSeconds)
                     } else {
@@ -270,11 +271,14 @@ struct ProcessMeasurements {
                 }
                 unlink(output)
                 if let failure {
+                    // A failed run is noted and the series goes on (a run takes a second).
                     log("  thumbnail run \(round) \(side == 0 ? "mediaplay" : "ffmpeg") failed: \(failure)")
-                    if side == 0 { ours.failure = failure } else { ffmpeg.failure = failure }
+                    if side == 0 { ours.misses.append(failure) } else { ffmpeg.misses.append(failure) }
                 }
             }
         }
+        if ours.values.isEmpty { ours.failure = ours.misses.last }
+        if ffmpeg.values.isEmpty { ffmpeg.failure = ffmpeg.misses.last }
         return (ours, ffmpeg)
     }
 }
