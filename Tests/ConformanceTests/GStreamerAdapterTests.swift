@@ -456,13 +456,20 @@ struct GStreamerAdapterTests {
 
     @Test("buffer figures: bytes read and playable duration")
     func bufferFigures() async throws {
-        let (player, _) = try gstPlayer("frames.mp4")
+        let (player, log) = try gstPlayer("short.mp4")
         defer { player.shutdown() }
         try await player.prepare()
         #expect(await eventually(timeout: 3) { player.numberOfBytesTransferred > 0 })
         #expect(player.playableDuration > 0)
         #expect((0...100).contains(player.bufferingProgress))
+        // Played to the end, every byte of the file has been read (some more than once).
+        player.play()
+        #expect(await log.finished(timeout: 10) == .playbackEnded)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: gstFixture("short.mp4").path)[.size] as? Int)
+        let read = player.numberOfBytesTransferred
+        #expect(read >= Int64(size) * 9 / 10 && read <= Int64(size) * 3, "\(read) bytes read of \(size)")
     }
+
     @Test("httpHeaders reach the server; bytes are counted over HTTP")
     func httpHeaders() async throws {
         let server = try GStreamerHeaderServer(serving: try gstFixture("frames.mp4"))

@@ -49,6 +49,17 @@ static inline const gchar *pk_gst_element_klass(GstElement *element) {
     return factory ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
 }
 
+/// The bytes a buffer (or buffer list) probe sees; 0 for anything else.
+static inline gsize pk_gst_probe_info_byte_count(GstPadProbeInfo *info) {
+    if ((info->type & GST_PAD_PROBE_TYPE_BUFFER) && GST_PAD_PROBE_INFO_BUFFER(info)) {
+        return gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
+    }
+    if ((info->type & GST_PAD_PROBE_TYPE_BUFFER_LIST) && GST_PAD_PROBE_INFO_BUFFER_LIST(info)) {
+        return gst_buffer_list_calculate_size(GST_PAD_PROBE_INFO_BUFFER_LIST(info));
+    }
+    return 0;
+}
+
 // MARK: - Properties (g_object_get / g_object_set are variadic)
 
 static inline gboolean pk_gst_has_property(gpointer object, const gchar *name) {

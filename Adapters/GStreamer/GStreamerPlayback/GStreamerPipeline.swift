@@ -7,7 +7,10 @@ import PlaybackKit
 /// callback before the playbin is destroyed, so it outlives them all.
 final class PipelineCallbacks: @unchecked Sendable {
     // @unchecked: the closures are set once in `init` and never change; each says on which
-    // thread it runs.
+    // thread it runs. `bytesRead` is Locked.
+
+    /// Bytes the source element has handed downstream so far (a pad probe counts them).
+    let bytesRead = Locked<Int64>(0)
 
     /// A bus message, on the loop thread.
     let message: (UnsafeMutablePointer<GstMessage>) -> Void
@@ -20,6 +23,9 @@ final class PipelineCallbacks: @unchecked Sendable {
     /// An element was added somewhere in the playbin.
     let elementSetup: @Sendable (UnsafeMutablePointer<GstElement>) -> Void
 
+    /// Probes on the source's pad, removed by the pipeline before it is destroyed.
+    let probes = Locked<[PadProbe]>([])
+
     init(message: @escaping (UnsafeMutablePointer<GstMessage>) -> Void,
          videoCapsChanged: @escaping @Sendable () -> Void,
          sample: @escaping @Sendable (OpaquePointer, Bool) -> Void,
@@ -30,6 +36,18 @@ final class PipelineCallbacks: @unchecked Sendable {
         self.sample = sample
         self.sourceSetup = sourceSetup
         self.elementSetup = elementSetup
+    }
+}
+
+/// A probe on a pad, with a reference to the pad.
+struct PadProbe: @unchecked Sendable {
+    // @unchecked: kept only inside a Locked list; the pad reference is released in `remove`.
+    let pad: UnsafeMutablePointer<GstPad>
+    let id: gulong
+
+    func remove() {
+        gst_pad_remove_probe(pad, id)
+        gst_object_unref(pad)
     }
 }
 
@@ -81,6 +99,18 @@ final class GStreamerPipeline: @unchecked Sendable {
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_source_setup(playbin, { _, source, data in
             guard let data, let source else { return }
             Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().sourceSetup(source)
+        }, userData)))
+        // The bytes the source delivers, pushed or pulled, counted where they leave it.
+        signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_source_setup(playbin, { _, source, data in
+            guard let data, let source, let pad = gst_element_get_static_pad(source, "src") else { return }
+            let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+            let id = gst_pad_add_probe(pad, mask, { _, info, data in
+                guard let info, let data else { return GST_PAD_PROBE_OK }
+                let count = Int64(pk_gst_probe_info_byte_count(info))
+                Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().bytesRead.withLock { $0 += count }
+                return GST_PAD_PROBE_OK
+            }, data, nil)
+            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().probes.withLock { $0.append(PadProbe(pad: pad, id: id)) }
         }, userData)))
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_element_setup(playbin, { _, element, data in
             guard let data, let element else { return }
@@ -230,6 +260,9 @@ final class GStreamerPipeline: @unchecked Sendable {
         videoStreamPad = nil
     }
 
+    /// Bytes read from the source so far.
+    var bytesRead: Int64 { callbacks?.bytesRead.get() ?? 0 }
+
     /// The caps of the playing video stream now (decoded size and pixel aspect), owned by the
     /// caller; nil without video.
     func currentVideoCaps() -> UnsafeMutablePointer<GstCaps>? {
@@ -256,6 +289,10 @@ final class GStreamerPipeline: @unchecked Sendable {
         for handler in signalHandlers { g_signal_handler_disconnect(handler.instance, handler.id) }
         signalHandlers = []
         unwatchVideoStream()
+        callbacks?.probes.withLock { probes in
+            probes.forEach { $0.remove() }
+            probes = []
+        }
         if let appSink { pk_gst_app_sink_set_callbacks(pk_gst_app_sink(appSink), nil, nil, nil) }
         // Joins the streaming threads: no callback runs after this.
         gst_element_set_state(playbin, GST_STATE_NULL)

@@ -99,16 +99,18 @@ extension GStreamerSession {
         return GStreamerFrames.seconds(GstClockTime(value))
     }
 
-    /// Bytes read, buffered-up-to time and progress from a buffering query on the pipeline
-    /// and a position query in bytes on the source element.
+    /// Bytes read (counted on the source's pad), buffered-up-to time and progress from a
+    /// buffering query on the pipeline, with the source's byte position and size to fall
+    /// back on when nothing answers it.
     func refreshBufferStatus(progress reported: Int? = nil) {
         guard let element = pipeline?.element else { return }
-        var bytesRead: Int64 = 0
+        let bytesRead = pipeline?.bytesRead ?? 0
         var totalBytes: Int64 = -1
+        var readOffset: Int64 = 0
         sourceElement.withLock { held in
             guard let source = held.element else { return }
             var value: gint64 = 0
-            if gst_element_query_position(source, GST_FORMAT_BYTES, &value) != 0, value > 0 { bytesRead = Int64(value) }
+            if gst_element_query_position(source, GST_FORMAT_BYTES, &value) != 0, value > 0 { readOffset = Int64(value) }
             if gst_element_query_duration(source, GST_FORMAT_BYTES, &value) != 0, value > 0 { totalBytes = Int64(value) }
         }
         var progress = reported ?? 0
@@ -132,8 +134,8 @@ extension GStreamerSession {
             }
         } else if totalBytes > 0 {
             // Nothing buffers (a local file read on demand): as far as the bytes read reach.
-            progress = reported ?? Int(100 * bytesRead / totalBytes)
-            playable = duration * Double(bytesRead) / Double(totalBytes)
+            progress = reported ?? Int(100 * readOffset / totalBytes)
+            playable = duration * Double(readOffset) / Double(totalBytes)
         }
         gst_query_unref(query)
         playable = max(playable, queryPosition() ?? 0)
