@@ -298,6 +298,20 @@ struct FFmpegEngineTests {
         player.play()
         let (media, wall) = try await measureAdvance(player, seconds: 2)
         #expect(abs(media / wall - 1) <= 0.1, "media advanced \(media) s in \(wall) s")
+        // Pause holds the position; resume goes on from there; a seek while playing lands.
+        player.pause()
+        try await Task.sleep(for: .milliseconds(200))
+        let held = player.currentPlaybackTime
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(abs(player.currentPlaybackTime - held) < 0.001)
+        player.play()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(player.currentPlaybackTime > held + 0.3 && player.currentPlaybackTime < held + 0.8)
+        let mark = events.count
+        player.currentPlaybackTime = 1.0
+        let reached = try #require(await events.waitSeek(from: mark))
+        #expect(abs(reached - 1.0) <= oneFrame)
+        #expect(player.playbackState == .playing)
     }
 
     @Test("rate 2.0 plays twice as fast", arguments: ["frames.mp4", "video-only.mp4"])

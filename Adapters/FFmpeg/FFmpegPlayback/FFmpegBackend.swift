@@ -42,6 +42,8 @@ public final class FFmpegEngine: PlaybackEngine {
 
     deinit { session.get()?.close() }
 
+    /// Starts a session on its own read thread (which opens the source); an open session is
+    /// closed first.
     public func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
         let fresh = FFmpegSession(source: source, options: options, sink: sink)
         let previous = session.withLock { current -> FFmpegSession? in
@@ -52,13 +54,21 @@ public final class FFmpegEngine: PlaybackEngine {
         fresh.start()
     }
 
+    /// Runs the master clock and the outputs.
     public func play() { session.get()?.play() }
+    /// Freezes the master clock; the picture stays.
     public func pause() { session.get()?.pause() }
+    /// Hands the seek to the read thread (keyframe before the target, then decoded up to it
+    /// when `accurate`); `seekCompleted` follows once the frame there is shown.
     public func seek(to seconds: TimeInterval, accurate: Bool) { session.get()?.seek(to: seconds, accurate: accurate) }
+    /// Sets the speed: audio through atempo (pitch kept), the clock scaled to match.
     public func setRate(_ rate: Float) { session.get()?.setRate(rate) }
+    /// Sets the volume of the system audio output.
     public func setVolume(_ volume: Float) { session.get()?.setVolume(volume) }
+    /// Sets how a `.window` output lays the picture out.
     public func setScalingMode(_ mode: ScalingMode) { session.get()?.setScalingMode(mode) }
 
+    /// Aborts the session at once (blocking I/O included); its threads free everything.
     public func close() {
         let previous = session.withLock { current -> FFmpegSession? in
             defer { current = nil }
@@ -67,6 +77,7 @@ public final class FFmpegEngine: PlaybackEngine {
         previous?.close()
     }
 
+    /// The picture on screen, converted to RGBA at natural size now.
     public func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
 }
 #endif
