@@ -35,6 +35,7 @@ extension VLCSession {
 
     private func playing() {
         vlcPlaying = true
+        if wantsPlaying { stateChangeSentAt = nil }
         if let operation = seekOperation, operation.stage == .resuming {
             resumedForSeek()
         } else if phase == .ready, seekOperation == nil, !ended, clock.mode != .running, clock.mode != .resuming {
@@ -45,6 +46,7 @@ extension VLCSession {
 
     private func paused() {
         vlcPlaying = false
+        if !wantsPlaying { stateChangeSentAt = nil }
         if phase == .starting {
             switch startStage {
             case .awaitingPause: startPaused()
@@ -229,6 +231,7 @@ extension VLCSession {
     private func tick() {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
+        recoverIfStuck()
         guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
         // libVLC 3 does not buffer again when data stops coming mid-stream: it just stops.
         // No new picture or time report for a while means it waits for data.

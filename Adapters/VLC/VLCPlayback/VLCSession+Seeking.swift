@@ -181,7 +181,30 @@ extension VLCSession {
             clock.enter(.paused, at: operation.target)
             presentShownPicture(at: operation.target)
         }
-        sink.seekCompleted(operation.target)
+        if !operation.silent { sink.seekCompleted(operation.target) }
+    }
+
+    // MARK: - Recovering
+
+    /// libVLC 3 can get stuck after a pause or resume: its video decoder waits for a picture
+    /// buffer that its paused video output never frees, and the input stops taking commands
+    /// (it recovers by itself only seconds later). A play or pause not confirmed in time
+    /// restarts the input at the current position, keeping the wanted state.
+    func recoverIfStuck() {
+        guard let sent = stateChangeSentAt, phase == .ready, seekOperation == nil, !ended,
+              let player, VLCSession.now() - sent > Self.confirmationTimeout else { return }
+        stateChangeSentAt = nil
+        let position = clock.current()
+        PlaybackLog.log(.warning, "vlc", "libVLC did not confirm \(wantsPlaying ? "play" : "pause") in time; restarting the input at \(position) s")
+        token += 1
+        clock.enter(.settling, at: position)
+        player.stop()
+        video?.releaseHold()
+        setMuted(true)
+        var operation = SeekOperation(target: position, stage: .restarting, token: token)
+        operation.silent = true
+        seekOperation = operation
+        player.play()
     }
 }
 #endif

@@ -53,6 +53,8 @@ final class VLCSession: @unchecked Sendable {
         var stage: SeekStage
         var sawBufferingStart = false
         let token: Int
+        /// A restart the engine does on its own (recovering a stuck input): not reported.
+        var silent = false
     }
 
     /// How often positions and buffer figures are reported while playing.
@@ -60,6 +62,8 @@ final class VLCSession: @unchecked Sendable {
     /// Seconds without a new picture or time report, while playing, that count as a stall
     /// (libVLC may hold the picture for about a second after a rate change).
     static let stallAfter = 1.6
+    /// How long libVLC may take to confirm a play or pause before the input is restarted.
+    static let confirmationTimeout = 0.8
     /// A paused seek plays muted from this long before the target, so that libVLC's decoder has
     /// caught up and shows the target picture on time (libVLC 3 drops late pictures).
     static let runUp = 0.3
@@ -97,6 +101,8 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
+    var stateChangeSentAt: Double?
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: LastFrameStore, source: MediaSource,
          options: PlaybackOptions, sink: EngineSink) {
@@ -303,12 +309,14 @@ final class VLCSession: @unchecked Sendable {
             return
         }
         video?.releaseHold()
+        stateChangeSentAt = VLCSession.now()
         player.play()
     }
 
     func pause() {
         wantsPlaying = false
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
+        stateChangeSentAt = VLCSession.now()
         player.setPaused(true)
         clock.enter(.paused)
         clock.markPresentedWhilePaused()
@@ -350,6 +358,8 @@ final class VLCSession: @unchecked Sendable {
         timer = nil
         sink.failed(error)
     }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {
