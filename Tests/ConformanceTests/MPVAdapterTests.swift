@@ -145,6 +145,89 @@ private func makePlayer(_ name: String, video: VideoOutput = .none, audio: Audio
 
 private let frameTolerance = 1.0 / FramePattern.frameRate + 0.001
 
+/// A minimal HTTP/1.1 file server on 127.0.0.1 that records each request's header lines and
+/// answers byte ranges, so tests can see what the engine sends over HTTP.
+private final class MPVTestHTTPServer: @unchecked Sendable {
+    // @unchecked: `requests` is touched only with `lock` held; the socket is closed once in `stop()`.
+    private let lock = NSLock()
+    private var requests: [[String]] = []
+    private let listener: Int32
+    private let media: Data
+    /// The port it listens on.
+    let port: UInt16
+
+    init(serving file: URL) throws {
+        media = try Data(contentsOf: file)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(listener, raw, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw PlaybackError(code: .network, message: "test server: cannot listen") }
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Header lines of every request so far.
+    var receivedHeaders: [[String]] { lock.withLock { requests } }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !received.contains(Data("\r\n\r\n".utf8)) {
+            let count = read(client, &buffer, buffer.count)
+            guard count > 0 else { return }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        let lines = String(decoding: received, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        lock.withLock { requests.append(lines) }
+        var start = 0
+        if let range = lines.first(where: { $0.lowercased().hasPrefix("range: bytes=") }) {
+            start = Int(range.dropFirst("range: bytes=".count).prefix { $0.isNumber }) ?? 0
+        }
+        start = min(start, media.count)
+        let body = media.subdata(in: start..<media.count)
+        let status = start > 0 ? "206 Partial Content" : "200 OK"
+        var head = "HTTP/1.1 \(status)\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        if start > 0 { head += "Content-Range: bytes \(start)-\(media.count - 1)/\(media.count)\r\n" }
+        head += "\r\n"
+        let reply = Data(head.utf8) + body
+        reply.withUnsafeBytes { bytes in
+            var sent = 0
+            while sent < bytes.count {
+                let count = send(client, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                guard count > 0 else { return }
+                sent += count
+            }
+        }
+    }
+}
+
+/// Threads of this process now.
+private func processThreadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+}
+
 // MARK: - Tests
 
 @Suite("MPV adapter", .serialized)
@@ -456,6 +539,46 @@ struct MPVAdapterTests {
         #expect(abs(player.currentPlaybackTime - 3.0) <= frameTolerance)
         let shown = player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:))
         #expect(shown == 75)
+    }
+
+    @Test("httpHeaders reach the server; bytes are counted over HTTP")
+    func httpHeaders() async throws {
+        let server = try MPVTestHTTPServer(serving: try fixture("frames.mp4"))
+        defer { server.stop() }
+        var options = PlaybackOptions(audioOutput: .null)
+        options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/mpv"]
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/frames.mp4"))
+        let player = try MPVBackend().makePlayer(url: url, options: options)
+        defer { player.shutdown() }
+        let watcher = EventWatcher(player)
+        player.prepareToPlay()
+        #expect(await watcher.prepared())
+        #expect(abs(player.duration - 10) <= frameTolerance)
+        let first = try #require(server.receivedHeaders.first)
+        #expect(first.contains("X-PlaybackKit-Test: present"), "\(first)")
+        #expect(first.filter { $0.lowercased().hasPrefix("user-agent:") } == ["User-Agent: PlaybackKitTests/mpv"], "\(first)")
+        #expect(player.numberOfBytesTransferred > 0)
+        #expect(FramePattern.frameNumber(in: try #require(player.thumbnailAtCurrentTime())) == 0)
+    }
+
+    @Test("players that are shut down leave no threads behind")
+    func noThreadLeak() async throws {
+        let baseline = processThreadCount()
+        for _ in 0..<3 {
+            let player = try makePlayer("short.mp4")
+            let watcher = EventWatcher(player)
+            player.prepareToPlay()
+            #expect(await watcher.prepared())
+            player.play()
+            _ = await watcher.wait(timeout: 2) { $0 == .playbackStateChanged(.playing) }
+            player.shutdown()
+        }
+        // Each core is torn down on its own event thread after shutdown: wait for that.
+        let deadline = Date().addingTimeInterval(5)
+        while processThreadCount() > baseline + 2, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(processThreadCount() <= baseline + 2, "\(processThreadCount()) threads, \(baseline) before")
     }
 
     @Test("frames output delivers natural-size RGBA frames with rising presentation times")

@@ -56,12 +56,20 @@ enum MPVConfiguration {
             list.append(("demuxer-max-back-bytes", "0"))
             list.append(("stream-buffer-size", String(max(4096, min(cap, 128 * 1024)))))
         }
-        if source.isHTTP {
-            for (name, value) in options.httpHeaders.sorted(by: { $0.key < $1.key }) {
-                list.append(("http-header-fields-append", "\(name): \(value)"))
-            }
+        if source.isHTTP, let agent = options.httpHeaders.first(where: { $0.key.lowercased() == "user-agent" }) {
+            list.append(("user-agent", agent.value))
         }
         return list
+    }
+
+    /// String-list options: the extra HTTP request headers (User-Agent goes through its own option).
+    static func coreListOptions(for source: MediaSource, options: PlaybackOptions) -> [(String, [String])] {
+        guard source.isHTTP else { return [] }
+        let fields = options.httpHeaders
+            .filter { $0.key.lowercased() != "user-agent" }
+            .sorted { $0.key < $1.key }
+            .map { "\($0.key): \($0.value)" }
+        return fields.isEmpty ? [] : [("http-header-fields", fields)]
     }
 
     /// What `loadfile` is given for `source`.

@@ -19,8 +19,9 @@ final class MPVHandle: @unchecked Sendable {
     /// The handle for `waitEvent`, kept separately so that waiting needs no bookkeeping.
     private let eventHandle: OpaquePointer
 
-    /// Creates a core, applies `options` (name, value) in order and initialises it.
-    init(options: [(String, String)]) throws(PlaybackError) {
+    /// Creates a core, applies `options` (name, value) and `listOptions` (name, items) in order
+    /// and initialises it.
+    init(options: [(String, String)], listOptions: [(String, [String])] = []) throws(PlaybackError) {
         guard let handle = mpv_create() else {
             throw PlaybackError(code: .backendUnavailable, message: "mpv_create: libmpv could not create a player core")
         }
@@ -31,6 +32,13 @@ final class MPVHandle: @unchecked Sendable {
                 throw PlaybackError(code: .engine, message: "mpv option \(name)=\(value): \(MPVHandle.describe(status))")
             }
         }
+        for (name, items) in listOptions {
+            let status = MPVHandle.setStringList(handle, name, items)
+            if status < 0 {
+                mpv_terminate_destroy(handle)
+                throw PlaybackError(code: .engine, message: "mpv option \(name): \(MPVHandle.describe(status))")
+            }
+        }
         let status = mpv_initialize(handle)
         if status < 0 {
             mpv_terminate_destroy(handle)
@@ -38,6 +46,29 @@ final class MPVHandle: @unchecked Sendable {
         }
         raw = handle
         eventHandle = handle
+    }
+
+    /// Sets a string-list option from separate items (no splitting on commas).
+    private static func setStringList(_ handle: OpaquePointer, _ name: String, _ items: [String]) -> Int32 {
+        let copies = items.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        var nodes = copies.map { copy -> mpv_node in
+            var node = mpv_node()
+            node.format = MPV_FORMAT_STRING
+            node.u.string = copy
+            return node
+        }
+        return nodes.withUnsafeMutableBufferPointer { buffer in
+            var list = mpv_node_list()
+            list.num = Int32(buffer.count)
+            list.values = buffer.baseAddress
+            return withUnsafeMutablePointer(to: &list) { listPointer in
+                var node = mpv_node()
+                node.format = MPV_FORMAT_NODE_ARRAY
+                node.u.list = listPointer
+                return mpv_set_option(handle, name, MPV_FORMAT_NODE, &node)
+            }
+        }
     }
 
     /// libmpv's text for an error status.

@@ -129,7 +129,8 @@ final class MPVSession: @unchecked Sendable {
         self.source = source
         self.options = options
         self.sink = sink
-        let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options))
+        let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options),
+                                   listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
         handle.requestLogMessages(level: "error")
         if case .window = options.videoOutput {
