@@ -6,7 +6,19 @@ import PlaybackKit
 ///
 /// Each check gets a fresh player, its own deadline (a check that does not finish in time
 /// fails as a hang) and a clean-up that shuts every player it made down. Checks run one after
-/// another, never in parallel. A failed check is a value in the report, never a crash.
+/// another, never in parallel. A failed check is a value in the report, never a crash; a
+/// check is skipped only for a reason the suite states (a fixture missing, or no http at all
+/// for the checks that need a stalling HTTP source). Players use null audio and no window, so
+/// the suite runs on a machine without a sound card or display.
+///
+/// An adapter's own tests can run it like this:
+///
+/// ```swift
+/// let suite = ConformanceSuite(backend: MyBackend(), fixtures: fixturesFolder)
+/// let report = await suite.run(only: ["seek", "time.smooth"])   // nil: every check
+/// for failure in report.failures { Issue.record("\(failure.name): \(failure.outcome.reason ?? "")") }
+/// print(report.renderText())
+/// ```
 public struct ConformanceSuite: Sendable {
     /// Makes the player under test for a URL and options.
     public typealias Factory = @Sendable (URL, PlaybackOptions) throws -> any MediaPlayback
