@@ -4,9 +4,11 @@
 set -euo pipefail
 packages=(
   pkg-config libpng-dev python3 ffmpeg
-  # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders, tools
+  # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
+  # bad (tsdemux, h264parse for MPEG-TS), X11 video sinks for window output, tools
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
-  gstreamer1.0-plugins-good gstreamer1.0-libav gstreamer1.0-tools
+  gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
+  gstreamer1.0-tools
   # FFmpeg engine: the libraries, SDL2 audio, X11 for window output
   libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev
   libsdl2-dev libx11-dev
