@@ -45,7 +45,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     }
     let result = BenchResult(
         machine: MachineInfo.current(), runs: runs,
-        command: "swift run -c release mediaplay bench --backend \(wanted)" + (runs == 3 ? "" : " --runs \(runs)"),
+        command: reproduceCommand(backend: wanted, runs: runs),
         reports: reports, targets: checkTargets(reports), startup: startup,
         mediaSeconds: mediaSeconds, totalSeconds: monotonicSeconds() - started)
     if arguments.flag("--json") {
@@ -56,6 +56,20 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
         print(result.text)
     }
     return reports.contains { $0.unavailable == nil } ? 0 : 1
+}
+
+/// The command that reproduces this run, with `--traits` when this build has fewer engines
+/// than the default (all four).
+func reproduceCommand(backend: String, runs: Int) -> String {
+    let traitNames = ["gstreamer": "GStreamer", "ffmpeg": "FFmpeg", "mpv": "MPV", "vlc": "VLC"]
+    let compiled = Backends.all.map(\.name)
+    var command = "swift run -c release"
+    if Set(compiled) != Set(traitNames.keys) {
+        command += " --traits " + compiled.map { traitNames[$0] ?? $0 }.joined(separator: ",")
+    }
+    command += " mediaplay bench --backend \(backend)"
+    if runs != 3 { command += " --runs \(runs)" }
+    return command
 }
 
 /// One bench run's settings and the per-backend sequence of measurements.
