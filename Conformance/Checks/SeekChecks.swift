@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative.
 enum SeekChecks {
-    static let all: [Check] = [accurateFrame, pausedShowsFrame, beforePrepare, storm, pastEnd, negative]
+    static let all: [Check] = [accurateFrame, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative]
 
     /// How far an accurate seek's reported position may be from the target.
     static let landing = 0.5 / FramePattern.frameRate + 0.001
@@ -20,6 +20,19 @@ enum SeekChecks {
             try expect(shown == expected, "seek to \(format(target)) s shows frame \(shown), expected frame \(expected)")
             let position = p.position
             try expect(abs(position - reached) <= 0.001, "after the seek to \(format(target)) s the position is \(format(position)) s, the seek reported \(format(reached))")
+        }
+    }
+
+    static let keyframe = Check("seek.keyframe", "with accurateSeek false a seek lands on the keyframe before the target (frames.mp4: keyframes every 2 s)") { context in
+        let p = try context.player(url: context.fixture("frames.mp4")) { $0.accurateSeek = false }
+        try await p.prepare()
+        for (target, keyframe) in [(5.0, 4.0), (7.96, 6.0), (2.5, 2.0)] {
+            let reached = try await p.seek(to: target, near: nil)
+            try expect(abs(reached - keyframe) <= landing, "a keyframe seek to \(format(target)) s reported .seekCompleted(\(format(reached))), expected the keyframe at \(format(keyframe)) s")
+            let shown = try p.thumbnailFrameNumber("after a keyframe seek to \(format(target)) s")
+            let expected = FramePattern.frame(at: keyframe)
+            try expect(shown == expected, "a keyframe seek to \(format(target)) s shows frame \(shown), expected the keyframe \(expected)")
+            try expect(abs(p.position - reached) <= 0.001, "after a keyframe seek the position is \(format(p.position)) s, the seek reported \(format(reached))")
         }
     }
 
