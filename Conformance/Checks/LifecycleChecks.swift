@@ -15,6 +15,8 @@ enum LifecycleChecks {
         try expect(!p.player.isPlaying, "isPlaying is true after prepare without autoplay")
         try expect(p.position < 0.05, "the position after prepare is \(format(p.position)) s, not 0")
         try expect(p.player.duration > 0, "the duration after prepare is \(p.player.duration)")
+        let load = p.player.loadState
+        try expect(load.contains(.playable) && !load.contains(.stalled), "the load state after prepare is \(load), expected playable")
         let events = p.recorder.events()
         try expect(events.filter { $0 == .preparedToPlay }.count == 1, "expected one .preparedToPlay, got: \(summary(events))")
     }
