@@ -15,7 +15,7 @@ final class VLCInstance: @unchecked Sendable {
     static let arguments = [
         "--no-xlib", "--no-video-title-show", "--no-osd", "--no-snapshot-preview",
         "--no-spu", "--no-sub-autodetect-file", "--ignore-config",
-        "--avcodec-hw=none", "--avcodec-threads=1", "--no-metadata-network-access",
+        "--avcodec-hw=none", "--no-metadata-network-access",
     ]
 
     private static let made = Locked<Result<VLCInstance, PlaybackError>?>(nil)

@@ -45,6 +45,7 @@ extension VLCSession {
             seekOperation = SeekOperation(target: target, stage: .resuming, token: token)
             setMuted(true)
             player.setPaused(false)
+            resumeFallback()
         }
         let current = token
         queue.asyncAfter(deadline: .now() + 8) { [weak self] in
@@ -92,6 +93,7 @@ extension VLCSession {
             operation.stage = .resuming
             seekOperation = operation
             player.setPaused(false)
+            resumeFallback()
         }
     }
 
@@ -99,6 +101,18 @@ extension VLCSession {
     func firstPictureShownForSeek() {
         guard let operation = seekOperation, operation.stage == .firstPicture else { return }
         finishSeek()
+    }
+
+    /// If libVLC sends no Playing event (it was still playing: a pause it had not taken
+    /// yet was undone), seek anyway.
+    private func resumeFallback() {
+        guard let operation = seekOperation else { return }
+        let current = operation.token
+        queue.asyncAfter(deadline: .now() + 0.4) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current,
+                  operation.stage == .resuming else { return }
+            self.resumedForSeek()
+        }
     }
 
     /// The input plays again for a paused seek or a restart: seek now.
