@@ -20,26 +20,33 @@ extension FFmpegSession {
         guard let format else { return }
         startWorkers()
         var lastStatus = 0.0
+        var statusStale = false
         var failingSince: Double?
         while true {
-            // Wait until there is something to do: a seek, room in the queues, or the end.
-            var pendingSeek: SeekRequest?
-            let keepGoing = lock.locked { () -> Bool in
+            // Wait until there is something to do: a seek, room in the queues, or the end
+            // (publishing the buffer figures before going to sleep).
+            let next = lock.locked { () -> ReaderStep in
                 while true {
-                    if aborted { return false }
+                    if aborted { return .stop }
                     if let request = seekRequest {
                         seekRequest = nil
-                        pendingSeek = request
-                        return true
+                        return .seek(request)
                     }
-                    if !readerAtEnd && !queuesFull { return true }
+                    if !readerAtEnd && !queuesFull { return .read }
+                    if statusStale { return .report }
                     lock.wait(readerWake)
                 }
             }
-            guard keepGoing else { return }
-            if let pendingSeek {
-                performSeek(pendingSeek, in: format)
+            switch next {
+            case .stop: return
+            case .seek(let request):
+                performSeek(request, in: format)
                 continue
+            case .report:
+                statusStale = false
+                reportBuffer(format: format)
+                continue
+            case .read: break
             }
             let packet = lock.locked { packetPool.take() }
             let status = av_read_frame(format.context, packet)
@@ -74,12 +81,19 @@ extension FFmpegSession {
             }
             failingSince = nil
             queue(packet)
+            statusStale = true
             let now = monotonicNow()
             if now - lastStatus >= 0.25 {
                 lastStatus = now
+                statusStale = false
                 reportBuffer(format: format)
             }
         }
+    }
+
+    /// What the read thread does next.
+    private enum ReaderStep {
+        case stop, seek(SeekRequest), report, read
     }
 
     /// Seconds a network source may keep failing to read before playback fails.
