@@ -352,6 +352,75 @@ struct VLCAdapterTests {
         #expect(error.code == .sourceNotFound)
     }
 
+    @Test("a seek back to 0 while paused shows frame 0")
+    func seekBackToStart() async throws {
+        let player = try makeVLCPlayer("frames.mp4")
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        var mark = events.count
+        player.currentPlaybackTime = 3.0
+        #expect(await events.seekCompleted(since: mark) != nil)
+        #expect(frameNumberOnScreen(player) == 75)
+        mark = events.count
+        player.currentPlaybackTime = -5
+        let reached = try #require(await events.seekCompleted(since: mark))
+        #expect(reached == 0)
+        #expect(frameNumberOnScreen(player) == 0)
+        #expect(player.playbackState == .paused)
+    }
+
+    @Test("a mid-stream size change is announced with the new picture, undistorted")
+    func sizeChange() async throws {
+        let collected = VLCTestFrames()
+        let sizes = Locked<[VideoSize]>([])
+        let player = try makeVLCPlayer("size-change.ts", video: .frames(viewport: nil) { frame in
+            collected.take(frame)
+            sizes.withLock { if $0.last != frame.size { $0.append(frame.size) } }
+        })
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        let mark = events.count
+        player.play()
+        let second = VideoSize(width: 480, height: 360)
+        #expect(await events.next(since: mark, timeout: 6) { $0 == .naturalSizeAvailable(second) } != nil)
+        #expect(player.currentPlaybackTime >= 1.5)
+        // Waits for a picture of the new size (frames have no event), checking every 50 ms.
+        let deadline = Date().addingTimeInterval(3)
+        while sizes.get().last != second, Date() < deadline {
+            _ = await events.next(since: events.count, timeout: 0.05) { _ in false }
+        }
+        #expect(sizes.get() == [VideoSize(width: 320, height: 240), second])
+        let thumbnail = try #require(player.thumbnailAtCurrentTime())
+        #expect(thumbnail.size == second)
+        // Undistorted: the red/blue band is the bottom quarter.
+        let bottom = thumbnail.pixel(x: 20, y: 360 * 3 / 4 + 4)
+        let above = thumbnail.pixel(x: 20, y: 360 * 3 / 4 - 4)
+        #expect(bottom.r > 180 && above.r < 180, "bottom band at the wrong height")
+    }
+
+    @Test("half speed advances the position at half the wall clock")
+    func halfRate() async throws {
+        let player = try makeVLCPlayer("frames.mp4")
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        player.playbackRate = 0.5
+        player.play()
+        // libVLC 3 holds the picture for about a second after a rate change: let it settle.
+        _ = await events.next(since: events.count, timeout: 1.5) { _ in false }
+        let startMedia = player.currentPlaybackTime
+        let startWall = Date()
+        _ = await events.next(since: events.count, timeout: 2) { _ in false }
+        let pace = (player.currentPlaybackTime - startMedia) / Date().timeIntervalSince(startWall)
+        #expect(abs(pace - 0.5) < 0.075, "pace \(pace)")
+    }
+
     @Test(".frames delivers natural-size pictures with rising timestamps")
     func framesRise() async throws {
         let collected = VLCTestFrames()

@@ -134,6 +134,9 @@ final class VLCSession: @unchecked Sendable {
             return
         }
         player = made
+        // Making the player opened the system audio output; what it complained about (no
+        // sound server, say) is not about this source.
+        VLCLog.clearProblem()
         startTimer()
         if source.isFile {
             phase = .parsing
