@@ -55,9 +55,11 @@ extension FFmpegSession {
         let seekHere = seekInProgress.flatMap { $0.serial == serial ? $0 : nil }
         if hasVideo, let slot = videoFrames.peek(), !firstPictureShown || seekHere != nil {
             show(slot, state: state)
-            clock.set(slot.time)
             firstPictureShown = true
-            if seekHere != nil { completeSeek(at: slot.time, state: state) }
+            // show() lets go of the lock to convert: only finish a seek that is still current.
+            guard slot.serial == serial else { return }
+            clock.set(slot.time)
+            if let seekHere, seekInProgress?.serial == seekHere.serial { completeSeek(at: slot.time, state: state) }
             return
         }
         if let seek = seekHere {
@@ -142,7 +144,10 @@ extension FFmpegSession {
     /// decode error when the streams ended without a single frame.
     private func prepareIfReady(_ state: PresenterState) {
         let videoReady = !hasVideo || firstPictureShown || videoDecoderFinished == serial
+        // Audio that cannot arrive within the read-ahead bound (a badly interleaved file) does
+        // not hold prepare up once the picture is there.
         let audioReady = !hasAudio || !audioFrames.isEmpty || audioDecoderFinished == serial
+            || (firstPictureShown && videoPackets.bytes + audioPackets.bytes >= maxBufferBytes)
         guard videoReady, audioReady else {
             lock.wait(presenterWake)
             return
