@@ -155,10 +155,34 @@ extension BenchResult {
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
+        lines.append(contentsOf: summaryTable)
+        lines.append("")
         for check in targets {
             lines.append("- **\(check.verdict)** \(check.backend): \(check.target): \(check.figure)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// One line per backend with the ratios and the in-process figures.
+    private var summaryTable: [String] {
+        var lines = [
+            "| backend | CPU .none vs own player | CPU .frames vs own player | peak memory vs own player | thumbnail vs ffmpeg | prepared | seek p50 / p95 | 480p players |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for report in reports where report.unavailable == nil {
+            let cells = [
+                report.name,
+                number(report.cpuRatio, "%.3f×"),
+                number(report.framesCPURatio, "%.3f×"),
+                number(report.memoryExcess, "%+.1f MiB"),
+                number(report.thumbnailRatio, "%.2f×"),
+                ms(report.prepare.median),
+                "\(ms(report.seekP50)) / \(ms(report.seekP95))",
+                report.concurrency.failure == nil ? "\(report.concurrency.maxPlayers)" : "—",
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines
     }
 }
 
