@@ -132,6 +132,21 @@ private func makeVLCPlayer(_ name: String, video: VideoOutput = .none) throws ->
     try VLCBackend().makePlayer(url: try vlcFixture(name), options: PlaybackOptions(videoOutput: video, audioOutput: .null))
 }
 
+/// The root window of $DISPLAY, from `xwininfo -root`.
+private func rootWindowID() -> UInt? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/xwininfo")
+    process.arguments = ["-root"]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return nil }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard let range = output.range(of: "Window id: 0x") else { return nil }
+    let hex = output[range.upperBound...].prefix { $0.isHexDigit }
+    return UInt(hex, radix: 16)
+}
+
 private func frameNumberOnScreen(_ player: any MediaPlayback) -> Int? {
     player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
 }
@@ -442,6 +457,26 @@ struct VLCAdapterTests {
             guard let number = stamp.number else { continue }
             #expect(abs(number - FramePattern.frame(at: stamp.time)) <= 2, "frame \(number) stamped \(stamp.time)")
         }
+    }
+
+    @Test("window output plays into an X11 window (needs DISPLAY, e.g. under xvfb-run)",
+          .enabled(if: ProcessInfo.processInfo.environment["DISPLAY"] != nil))
+    func windowOutput() async throws {
+        let root = try #require(rootWindowID(), "xwininfo -root gave no window id")
+        let options = PlaybackOptions(videoOutput: .window(handle: root), audioOutput: .null)
+        let player = try VLCBackend().makePlayer(url: try vlcFixture("frames.mp4"), options: options)
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        #expect(player.naturalSize == VideoSize(width: 320, height: 240))
+        player.play()
+        for mode in ScalingMode.allCases {
+            player.scalingMode = mode
+            _ = await events.next(since: events.count, timeout: 0.3) { _ in false }
+        }
+        #expect(player.currentPlaybackTime > 0.8)
+        #expect(!events.all.contains { if case .finished = $0 { return true } else { return false } })
     }
 
     @Test("audio only: duration known, no picture, plays")
