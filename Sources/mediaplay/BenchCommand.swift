@@ -21,6 +21,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
 
     let bench = try Bench(runs: runs)
     let started = monotonicSeconds()
+    let loadAtStart = MachineInfo.loadAverage()
     let folder = Mediaplay.packageRoot().appendingPathComponent("Fixtures/bench")
     let (media, mediaSeconds) = try await BenchMedia.prepare(in: folder, log: Bench.log)
     // Every whole-process measurement comes first, while this process is still small: on Linux
@@ -43,8 +44,11 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
         let budget = min(Bench.concurrencyBudget, max(Bench.concurrencyMinimum, share))
         await bench.measureInProcess(backends[index], media: media, concurrencyBudget: budget, into: &reports[index])
     }
+    var machine = MachineInfo.current()
+    machine.loadAtStart = loadAtStart
+    machine.loadAtEnd = MachineInfo.loadAverage()
     let result = BenchResult(
-        machine: MachineInfo.current(), runs: runs,
+        machine: machine, runs: runs,
         command: reproduceCommand(backend: wanted, runs: runs),
         reports: reports, targets: checkTargets(reports), startup: startup,
         mediaSeconds: mediaSeconds, totalSeconds: monotonicSeconds() - started)

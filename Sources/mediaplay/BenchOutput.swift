@@ -244,6 +244,7 @@ extension BenchResult {
             "machine": [
                 "processor": machine.processor, "cores": machine.cores, "memoryGiB": machine.memoryGiB,
                 "system": machine.system, "kernel": machine.kernel, "build": machine.build,
+                "loadAverageAtStart": machine.loadAtStart, "loadAverageAtEnd": machine.loadAtEnd,
             ],
             "command": command,
             "runs": runs,

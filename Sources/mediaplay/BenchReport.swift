@@ -140,6 +140,15 @@ struct MachineInfo: Sendable {
     var kernel: String
     var build: String
     var date: String
+    /// The 1-minute load average when the bench started and when it ended (the machine may
+    /// be shared).
+    var loadAtStart: Double = 0
+    var loadAtEnd: Double = 0
+
+    /// The 1-minute load average now.
+    static func loadAverage() -> Double {
+        Double(readWholeFile("/proc/loadavg")?.split(separator: " ").first ?? "") ?? 0
+    }
 
     static func current() -> MachineInfo {
         let cpuinfo = readWholeFile("/proc/cpuinfo") ?? ""
@@ -166,6 +175,7 @@ struct MachineInfo: Sendable {
     }
 
     var summary: String {
-        String(format: "%@, %d cores, %.1f GiB RAM, %@ (Linux %@), %@", processor, cores, memoryGiB, system, kernel, build)
+        String(format: "%@, %d cores, %.1f GiB RAM, %@ (Linux %@), %@; load average %.2f at the start, %.2f at the end",
+               processor, cores, memoryGiB, system, kernel, build, loadAtStart, loadAtEnd)
     }
 }
