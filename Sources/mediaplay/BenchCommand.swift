@@ -135,7 +135,7 @@ struct Bench {
         (report.playNone, report.playFrames, report.playOwn) = await processes.playback(backend: backend.name, own: own)
         log("  thumbnail at \(Self.thumbnailTime) s")
         let scratch = FileManager.default.temporaryDirectory
-        (report.thumbnail, report.thumbnailFFmpeg) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)
+        (report.thumbnail, report.thumbnailFFmpeg, report.thumbnailCPU, report.thumbnailFFmpegCPU) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)
         return report
     }
 

@@ -44,6 +44,9 @@ struct BackendReport: Sendable {
     var playOwn = PlaybackSeries()
     var thumbnail = Series()
     var thumbnailFFmpeg = Series()
+    /// CPU seconds of the same thumbnail runs.
+    var thumbnailCPU = Series()
+    var thumbnailFFmpegCPU = Series()
     var prepare = Series()
     var prepareCold: Double?
     var pictureReadyWhenPrepared = true

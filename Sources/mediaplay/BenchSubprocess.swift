@@ -242,9 +242,11 @@ struct ProcessMeasurements {
 
     /// `mediaplay thumbnail --at T` against `ffmpeg -ss T -i F -frames:v 1`, whole processes,
     /// alternating; wall seconds. A run counts only if it wrote a non-empty PNG.
-    func thumbnail(backend: String, at time: Double, folder: URL) async -> (ours: Series, ffmpeg: Series) {
+    func thumbnail(backend: String, at time: Double, folder: URL) async -> (ours: Series, ffmpeg: Series, oursCPU: Series, ffmpegCPU: Series) {
         let file = media.playbackFile
         var ours = Series(), ffmpeg = Series()
+        // CPU seconds too: less sensitive than wall time to other work on the machine.
+        var oursCPU = Series(), ffmpegCPU = Series()
         let stamp = String(format: "%g", time)
         for round in 1...runs {
             for side in 0..<2 {
@@ -263,8 +265,10 @@ struct ProcessMeasurements {
                         failure = "exit status 0 but no PNG at \(output)" + (usage.errorTail.isEmpty ? "" : ": " + usage.errorTail.split(separator: "\n").suffix(2).joined(separator: " | "))
                     } else if side == 0 {
                         ours.values.append(usage.wallSeconds)
+                        oursCPU.values.append(usage.cpuSeconds)
                     } else {
                         ffmpeg.values.append(usage.wallSeconds)
+                        ffmpegCPU.values.append(usage.cpuSeconds)
                     }
                 } catch {
                     failure = "\(error)"
@@ -279,6 +283,6 @@ struct ProcessMeasurements {
         }
         if ours.values.isEmpty { ours.failure = ours.misses.last }
         if ffmpeg.values.isEmpty { ffmpeg.failure = ffmpeg.misses.last }
-        return (ours, ffmpeg)
+        return (ours, ffmpeg, oursCPU, ffmpegCPU)
     }
 }
