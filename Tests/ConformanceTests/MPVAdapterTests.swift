@@ -479,21 +479,6 @@ struct MPVAdapterTests {
         #expect(abs(wall - 1.5) < 0.3)
     }
 
-    @Test("the system audio output (or its null fallback without a device) plays at real time")
-    func systemAudio() async throws {
-        let player = try makePlayer("short.mp4", audio: .system)
-        defer { player.shutdown() }
-        let watcher = EventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let started = Date()
-        player.play()
-        #expect(await watcher.finished(timeout: 8) == .playbackEnded)
-        let wall = Date().timeIntervalSince(started)
-        print("mpv system audio: 3 s of media took \(wall) s")
-        #expect(abs(wall - 3) < 0.4)
-    }
-
     @Test("bad input fails with unsupportedFormat within a few seconds", arguments: ["truncated.mp4", "random.mp4", "text.mp4", "empty.mp4"])
     func badInput(name: String) async throws {
         let player = try makePlayer(name)
