@@ -9,8 +9,9 @@ import PlaybackKit
 /// the last reference and every handle is freed.
 final class FFmpegSession: @unchecked Sendable {
     // @unchecked: state shared between threads is guarded by `lock` (see "Shared state");
-    // the handles under "Thread-owned" are used by one thread each once the threads run;
-    // `displayed`, `naturalSize` and `thumbnailConverter` are guarded by `pictureLock`.
+    // the "Stream facts" are written by the read thread before it starts the other threads
+    // and only read afterwards (each decoder handle is then used by its own thread alone);
+    // the "Picture on screen" is guarded by `pictureLock`.
 
     let source: MediaSource
     let options: PlaybackOptions
