@@ -1,0 +1,242 @@
+#if MPV
+import Foundation
+import MPVPlayback
+import PlaybackConformance
+import PlaybackKit
+import Testing
+
+// Helpers for MPVAdapterTests: waiting on events and frames, fixtures, a local HTTP server.
+
+/// The generated fixtures folder (scripts/make-fixtures.sh).
+let mpvFixturesFolder = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+/// The fixture `name`; the test fails when it is missing.
+func mpvFixture(_ name: String) throws -> URL {
+    let url = mpvFixturesFolder.appendingPathComponent(name)
+    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
+    return url
+}
+
+/// Records a player's events and lets a test wait, with a timeout, for one that matches.
+final class MPVEventWatcher: @unchecked Sendable {
+    // @unchecked: `events` and `waiters` are touched only with `lock` held.
+    private let lock = NSLock()
+    private var events: [PlaybackEvent] = []
+    private var waiters: [(id: UUID, match: (PlaybackEvent) -> Bool, from: Int, continuation: CheckedContinuation<PlaybackEvent?, Never>)] = []
+    private var task: Task<Void, Never>?
+
+    init(_ player: any MediaPlayback) {
+        let stream = player.events
+        task = Task { [weak self] in
+            for await event in stream { self?.append(event) }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var all: [PlaybackEvent] { lock.withLock { events } }
+    var count: Int { lock.withLock { events.count } }
+
+    private func append(_ event: PlaybackEvent) {
+        let ready = lock.withLock { () -> [CheckedContinuation<PlaybackEvent?, Never>] in
+            events.append(event)
+            let matched = waiters.filter { $0.match(event) }
+            waiters.removeAll { $0.match(event) }
+            return matched.map(\.continuation)
+        }
+        ready.forEach { $0.resume(returning: event) }
+    }
+
+    /// The first event from index `from` on that matches, waiting up to `timeout` seconds.
+    func wait(from: Int = 0, timeout: TimeInterval, _ match: @escaping (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
+        let id = UUID()
+        return await withCheckedContinuation { continuation in
+            let found = lock.withLock { () -> PlaybackEvent? in
+                if let event = events.dropFirst(from).first(where: match) { return event }
+                waiters.append((id, match, from, continuation))
+                return nil
+            }
+            if let found {
+                continuation.resume(returning: found)
+                return
+            }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                guard let self else { return }
+                let expired = self.lock.withLock { () -> CheckedContinuation<PlaybackEvent?, Never>? in
+                    guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return self.waiters.remove(at: index).continuation
+                }
+                expired?.resume(returning: nil)
+            }
+        }
+    }
+
+    func prepared(timeout: TimeInterval = 10) async -> Bool {
+        await wait(timeout: timeout) { event in
+            if case .preparedToPlay = event { return true }
+            if case .finished = event { return true }
+            return false
+        } == .preparedToPlay
+    }
+
+    func seekCompleted(from: Int, timeout: TimeInterval = 5) async -> TimeInterval? {
+        let event = await wait(from: from, timeout: timeout) { if case .seekCompleted = $0 { true } else { false } }
+        if case .seekCompleted(let time)? = event { return time }
+        return nil
+    }
+
+    func finished(from: Int = 0, timeout: TimeInterval) async -> FinishReason? {
+        let event = await wait(from: from, timeout: timeout) { if case .finished = $0 { true } else { false } }
+        if case .finished(let reason)? = event { return reason }
+        return nil
+    }
+}
+
+/// Pairs of (wall time, presentation time, frame) collected from a `.frames` output.
+final class MPVFrameLog: @unchecked Sendable {
+    // @unchecked: `entries` is touched only with `lock` held.
+    private let lock = NSLock()
+    private var entries: [(wall: TimeInterval, frame: VideoFrame)] = []
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    func add(_ frame: VideoFrame) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            entries.append((ProcessInfo.processInfo.systemUptime, frame))
+            let due = waiters.filter { $0.count <= entries.count }
+            waiters.removeAll { $0.count <= entries.count }
+            return due.map(\.continuation)
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    var all: [(wall: TimeInterval, frame: VideoFrame)] { lock.withLock { entries } }
+
+    /// Waits until `count` frames arrived, up to `timeout` seconds.
+    func wait(forCount count: Int, timeout: TimeInterval) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = lock.withLock { () -> Bool in
+                if entries.count >= count { return true }
+                waiters.append((count, continuation))
+                return false
+            }
+            if done { continuation.resume(); return }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(timeout))
+                guard let self else { return }
+                let expired = self.lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                    let due = self.waiters.filter { $0.count == count }
+                    self.waiters.removeAll { $0.count == count }
+                    return due.map(\.continuation)
+                }
+                expired.forEach { $0.resume() }
+            }
+        }
+    }
+}
+
+/// An mpv player for the fixture `name` (null audio unless asked otherwise).
+func mpvPlayer(_ name: String, video: VideoOutput = .none, audio: AudioOutput = .null,
+               configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
+    var options = PlaybackOptions(videoOutput: video, audioOutput: audio)
+    configure(&options)
+    return try MPVBackend().makePlayer(url: try mpvFixture(name), options: options)
+}
+
+/// One frame of the 25 fps fixtures, and a little.
+let mpvFrameTolerance = 1.0 / FramePattern.frameRate + 0.001
+
+/// A minimal HTTP/1.1 file server on 127.0.0.1 that records each request's header lines and
+/// answers byte ranges, so tests can see what the engine sends over HTTP.
+final class MPVTestHTTPServer: @unchecked Sendable {
+    // @unchecked: `requests` is touched only with `lock` held; the socket is closed once in `stop()`.
+    private let lock = NSLock()
+    private var requests: [[String]] = []
+    private let listener: Int32
+    private let media: Data
+    /// The port it listens on.
+    let port: UInt16
+
+    init(serving file: URL) throws {
+        media = try Data(contentsOf: file)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(listener, raw, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw PlaybackError(code: .network, message: "test server: cannot listen") }
+        port = UInt16(bigEndian: address.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Header lines of every request so far.
+    var receivedHeaders: [[String]] { lock.withLock { requests } }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let thread = Thread { [self] in serve(client) }
+            thread.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !received.contains(Data("\r\n\r\n".utf8)) {
+            let count = read(client, &buffer, buffer.count)
+            guard count > 0 else { return }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        let lines = String(decoding: received, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        lock.withLock { requests.append(lines) }
+        var start = 0
+        if let range = lines.first(where: { $0.lowercased().hasPrefix("range: bytes=") }) {
+            start = Int(range.dropFirst("range: bytes=".count).prefix { $0.isNumber }) ?? 0
+        }
+        start = min(start, media.count)
+        let body = media.subdata(in: start..<media.count)
+        let status = start > 0 ? "206 Partial Content" : "200 OK"
+        var head = "HTTP/1.1 \(status)\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        if start > 0 { head += "Content-Range: bytes \(start)-\(media.count - 1)/\(media.count)\r\n" }
+        head += "\r\n"
+        let reply = Data(head.utf8) + body
+        reply.withUnsafeBytes { bytes in
+            var sent = 0
+            while sent < bytes.count {
+                let count = send(client, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                guard count > 0 else { return }
+                sent += count
+            }
+        }
+    }
+}
+
+/// Threads of this process now.
+func mpvThreadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+}
+
+/// Waits (up to `timeout` seconds) until at most `limit` threads are left: shut-down players
+/// tear their cores down on their own threads, which must not be cut off by the process ending.
+func mpvWaitForThreads(atMost limit: Int, timeout: TimeInterval = 5) async {
+    let deadline = Date().addingTimeInterval(timeout)
+    while mpvThreadCount() > limit, Date() < deadline {
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+}
+#endif
