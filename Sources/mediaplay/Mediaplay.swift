@@ -15,7 +15,8 @@ struct Mediaplay {
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
                                                      run the conformance suite, print the matrix
-          bench [--backend NAME|all] [--json]        measure each engine against its own player
+          bench [--backend NAME|all] [--json|--markdown] [--runs N]
+                                                     measure each engine against its own player
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
         """
 
