@@ -8,7 +8,7 @@ import PlaybackKit
 /// VLCSession.swift (opening, commands), VLCSession+Seeking.swift and VLCSession+Events.swift.
 final class VLCSession: @unchecked Sendable {
     // @unchecked: every variable below is touched only on `queue` (libVLC's events are posted
-    // there); `clock`, `frames` and `video` are thread-safe.
+    // there); what libVLC's threads use (`clock`, `frames`, `videoForEvents`) is thread-safe.
 
     // MARK: - Types
 
@@ -79,7 +79,11 @@ final class VLCSession: @unchecked Sendable {
     let clock = VLCMediaClock()
 
     var player: VLCMediaPlayer?
-    var video: VLCVideoCallbacks?
+    var video: VLCVideoCallbacks? {
+        didSet { videoForEvents.set(video) }
+    }
+    /// `video` for libVLC's event thread.
+    let videoForEvents = Locked<VLCVideoCallbacks?>(nil)
     var timer: DispatchSourceTimer?
 
     var phase = Phase.parsing
@@ -121,13 +125,12 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, clock] event in
+            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, clock, videoForEvents, queue] event in
                 // Timing matters for these two, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
                 if case .timeChanged(let milliseconds) = event { clock.anchor(Double(milliseconds) / 1000) }
-                guard let self else { return }
-                if case .buffering(let percent) = event { self.video?.bufferingChanged(percent) }
-                self.queue.async { [weak self] in self?.handle(event) }
+                if case .buffering(let percent) = event { videoForEvents.get()?.bufferingChanged(percent) }
+                queue.async { [weak self] in self?.handle(event) }
             }
         } catch {
             fail(error)
