@@ -6,11 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/// The client API version libmpv was built with (MPV_CLIENT_API_VERSION is a function-like
-/// macro the Swift importer cannot see).
-static inline unsigned long pk_mpv_header_api_version(void) { return MPV_CLIENT_API_VERSION; }
-
-/// The major part of a packed client API version.
+/// The major part of a packed client API version (MPV_MAKE_VERSION is a function-like macro
+/// the Swift importer cannot see).
 static inline unsigned long pk_mpv_api_major(unsigned long version) { return version >> 16; }
 
 /// The minor part of a packed client API version.
