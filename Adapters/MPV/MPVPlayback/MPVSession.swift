@@ -300,6 +300,9 @@ final class MPVSession: @unchecked Sendable {
             return
         }
         let reached = handle.getDouble("time-pos") ?? frameTimes.latest
+        // mpv reports the target while it seeks and may not send the landing position before
+        // the frame there is drawn: it is a sample for that frame too.
+        frameTimes.record(reached)
         let stepBack = shared.withLock { state -> UInt64? in
             guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return nil }
             PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
