@@ -108,8 +108,9 @@ final class MPVSession: @unchecked Sendable {
     private var hasAudio = false
     private var paused = true
     private var eofReached = false
-    /// The last position reported while playing.
+    /// The last position reported while playing, and when it came.
     private var lastPlayedPosition: TimeInterval = 0
+    private var lastPlayedAt = Date()
     /// When the end is due: mpv declares it once the last audio is handed to the output, which
     /// still has to play it out (about 0.4 s); `ended()` waits for that tail.
     private var endDue: Date?
@@ -369,7 +370,8 @@ final class MPVSession: @unchecked Sendable {
     /// mpv reached the end: report it now, or once the audio output played out its tail.
     private func reachedEnd() {
         let speed = max(0.01, handle.getDouble("speed") ?? 1)
-        let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, duration - lastPlayedPosition) / speed) : 0
+        let remaining = (duration - lastPlayedPosition) / speed - Date().timeIntervalSince(lastPlayedAt)
+        let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, remaining)) : 0
         if tail > 0.05 {
             PlaybackLog.log(.debug, "mpv", "end reached; audio tail \(tail) s still playing")
             endDue = Date().addingTimeInterval(tail)
@@ -460,8 +462,12 @@ final class MPVSession: @unchecked Sendable {
             guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
             let time = data.load(as: Double.self)
             frameTimes.record(time)
-            if prepared, !paused, !eofReached, shared.get().seek == nil {
+            // Once the last audio is handed to the output mpv jumps time-pos to the end, while
+            // the output still plays its buffer: that is no position of what is heard.
+            let endJump = hasAudio && duration > 0 && time >= duration - 0.001
+            if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
                 lastPlayedPosition = time
+                lastPlayedAt = Date()
                 sink.position(time)
             }
         case .pause:
