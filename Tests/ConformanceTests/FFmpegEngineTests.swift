@@ -370,6 +370,19 @@ struct FFmpegEngineTests {
         #expect(FramePattern.frameNumber(in: picture) == 125)
     }
 
+    @Test("accurate seek in audio-only media lands on the target sample")
+    func audioAccurateSeek() async throws {
+        let player = try player("audio-only.m4a")
+        defer { player.shutdown() }
+        let events = EventRecorder(player)
+        player.prepareToPlay()
+        #expect(await events.waitPrepared())
+        let mark = events.count
+        player.currentPlaybackTime = 2.01
+        let reached = try #require(await events.waitSeek(from: mark))
+        #expect(abs(reached - 2.01) < 0.001)
+    }
+
     @Test("keyframe seek lands on the keyframe before the target")
     func keyframeSeek() async throws {
         let player = try player("frames.mp4") { $0.accurateSeek = false }

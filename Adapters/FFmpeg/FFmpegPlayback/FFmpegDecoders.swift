@@ -44,13 +44,22 @@ extension FFmpegSession {
         var nextTime = 0.0
         decodeLoop(decoder, video: false) { frame, decoderSerial in
             let sampleRate = Double(max(1, frame.pointee.sample_rate))
-            let time = mediaTime(frame.pointee.best_effort_timestamp, audioTimeBase) ?? nextTime
-            let span = Double(frame.pointee.nb_samples) / sampleRate
+            var time = mediaTime(frame.pointee.best_effort_timestamp, audioTimeBase) ?? nextTime
+            var span = Double(frame.pointee.nb_samples) / sampleRate
             nextTime = time + span
-            let (currentRate, discard) = lock.locked { (rate, wouldDiscard(time: time, span: span, serial: decoderSerial)) }
+            let (currentRate, discard, target) = lock.locked {
+                (rate, wouldDiscard(time: time, span: span, serial: decoderSerial),
+                 discardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil })
+            }
             if discard {
                 av_frame_unref(frame)
                 return lock.locked { !aborted }
+            }
+            if let target, target > time {
+                // The frame straddles the target of an accurate seek: cut the samples before it.
+                let skipped = Self.dropLeadingSamples(frame, count: Int(((target - time) * sampleRate).rounded()))
+                time += Double(skipped) / sampleRate
+                span = Double(frame.pointee.nb_samples) / sampleRate
             }
             if currentRate == 1 {
                 tempo = nil
@@ -77,6 +86,34 @@ extension FFmpegSession {
             }
             return true
         }
+    }
+
+    /// Drops the first `count` samples of an audio frame by moving its data pointers (the
+    /// buffers stay referenced by the frame); returns how many were dropped.
+    static func dropLeadingSamples(_ frame: UnsafeMutablePointer<AVFrame>, count: Int) -> Int {
+        let total = Int(frame.pointee.nb_samples)
+        guard count > 0, count < total, let planes = frame.pointee.extended_data else { return 0 }
+        let format = AVSampleFormat(frame.pointee.format)
+        let bytesPerSample = Int(av_get_bytes_per_sample(format))
+        let channels = Int(frame.pointee.ch_layout.nb_channels)
+        guard bytesPerSample > 0, channels > 0 else { return 0 }
+        let planar = av_sample_fmt_is_planar(format) != 0
+        let planeCount = planar ? channels : 1
+        let step = count * bytesPerSample * (planar ? 1 : channels)
+        for plane in 0..<planeCount {
+            guard let base = planes[plane] else { return 0 }
+            planes[plane] = base + step
+        }
+        // extended_data is the frame's own `data` array for up to 8 planes; keep both in step.
+        if UnsafeMutableRawPointer(planes) != UnsafeMutableRawPointer(frame).advanced(by: MemoryLayout<AVFrame>.offset(of: \AVFrame.data)!) {
+            withUnsafeMutableBytes(of: &frame.pointee.data) { raw in
+                let data = raw.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
+                for plane in 0..<min(planeCount, data.count) { data[plane] = planes[plane] }
+            }
+        }
+        frame.pointee.linesize.0 -= Int32(step)
+        frame.pointee.nb_samples = Int32(total - count)
+        return count
     }
 
     /// True when a frame at `time` lasting `span` ends before the target of an accurate seek,
