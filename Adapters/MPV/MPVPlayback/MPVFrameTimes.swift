@@ -3,20 +3,24 @@ import Foundation
 
 /// Gives each drawn frame its media time. The software render API does not say which frame it
 /// drew, so frames are paired with mpv's `time-pos` samples: mpv sets `time-pos` to a frame's
-/// time when it queues the frame for display, which is also when it asks for the frame to be
-/// drawn. A new frame therefore takes the first sample that arrived after its draw request
-/// (waiting briefly for it), not the newest one: with mpv's frame lead the next frame may
-/// already be queued by the time drawing returns.
+/// time when it queues the frame for display (frames are queued when due, see
+/// `video-timing-offset`), which is also when it asks for the frame to be drawn. A new frame
+/// therefore takes the earliest sample not taken by the frame before it that arrived around its
+/// draw request (a little before it at most, or after it, waiting briefly), not simply the
+/// newest one: the next frame's sample may already be in when drawing is slow.
 final class MPVFrameTimes: @unchecked Sendable {
     // @unchecked: every field is read and written with `condition` held.
     private let condition = NSCondition()
     private var samples: [(arrival: TimeInterval, value: TimeInterval)] = []
     private var lastStamp: TimeInterval = 0
+    /// When the sample the last new frame took arrived.
+    private var takenArrival: TimeInterval = -1
     private static let kept = 16
     /// How long a new frame waits for its sample (less than a frame at common rates).
     private static let sampleWait: TimeInterval = 0.03
-    /// A sample may arrive a little before the draw request it belongs to.
-    private static let earlyArrival: TimeInterval = 0.002
+    /// A sample may arrive before the draw request it belongs to (the request is delayed when
+    /// the machine is busy), by at most this much.
+    private static let earlyArrival: TimeInterval = 0.025
 
     /// A `time-pos` sample from the event thread.
     func record(_ value: TimeInterval) {
@@ -49,12 +53,17 @@ final class MPVFrameTimes: @unchecked Sendable {
         guard isNewFrame else { return lastStamp }
         let deadline = Date().addingTimeInterval(Self.sampleWait)
         while true {
-            if let sample = samples.first(where: { $0.arrival >= requestedAt - Self.earlyArrival }) {
+            if let sample = samples.first(where: { $0.arrival > takenArrival && $0.arrival >= requestedAt - Self.earlyArrival }) {
                 lastStamp = sample.value
+                takenArrival = sample.arrival
                 break
             }
             if !condition.wait(until: deadline) {
-                lastStamp = samples.last?.value ?? lastStamp
+                // No new sample: the frame shows the position mpv reports now.
+                if let newest = samples.last {
+                    lastStamp = newest.value
+                    takenArrival = newest.arrival
+                }
                 break
             }
         }
