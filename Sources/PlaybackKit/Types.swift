@@ -221,7 +221,8 @@ public struct PlaybackOptions: Sendable {
     public var videoOutput: VideoOutput
     /// Where the sound goes.
     public var audioOutput: AudioOutput
-    /// Seeks land on the exact frame (true) or on the nearest keyframe before it (false).
+    /// Seeks land on the exact frame (true), or, faster, on a keyframe near it where the engine
+    /// can (false); either way `.seekCompleted` reports where the seek landed.
     public var accurateSeek: Bool = true
     /// Cap on bytes read ahead of the playing position, also while paused; nil: the engine's default.
     public var maxBufferBytes: Int? = nil

@@ -150,7 +150,9 @@ final class VLCSession: @unchecked Sendable {
     }
 
     private func mediaOptions() -> [String] {
-        var list = [":start-paused", options.accurateSeek ? ":no-input-fast-seek" : ":input-fast-seek"]
+        // Seeks are always accurate: libVLC 3's fast seek picks the keyframe by decode time
+        // and never says where it landed, so the position could not match the picture.
+        var list = [":start-paused", ":no-input-fast-seek"]
         for (name, value) in options.httpHeaders {
             switch name.lowercased() {
             case "user-agent": list.append(":http-user-agent=\(value)")
