@@ -392,15 +392,19 @@ struct MPVAdapterTests {
     @Test("window output plays into an X11 window (needs DISPLAY)",
           .enabled(if: ProcessInfo.processInfo.environment["DISPLAY"] != nil))
     func windowOutput() async throws {
-        // The display's root window stands in for an application's window.
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/xwininfo")
-        probe.arguments = ["-root"]
-        let output = Pipe()
-        probe.standardOutput = output
-        try probe.run()
-        probe.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // The display's root window stands in for an application's window. (Read through
+        // popen: a Foundation Pipe may close its descriptor again after the number was reused,
+        // here by mpv's X connection.)
+        let stream = try #require(popen("/usr/bin/xwininfo -root", "r"))
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, stream)
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        pclose(stream)
+        let text = String(decoding: bytes, as: UTF8.self)
         let idText = try #require(text.split(separator: " ").first { $0.hasPrefix("0x") })
         let handle = try #require(UInt(idText.dropFirst(2), radix: 16))
         let baseline = mpvThreadCount()
