@@ -34,6 +34,13 @@ enum TestFixtures {
     /// The folder, or the error making it.
     static func ensure() throws -> URL { try folder.get() }
 
+    /// The fixture `name`, made first when needed; the test fails when it is missing.
+    static func file(_ name: String) throws -> URL {
+        let url = try ensure().appendingPathComponent(name)
+        try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
+        return url
+    }
+
     /// Why the fixtures could not be made.
     struct FixtureError: Error, CustomStringConvertible {
         let description: String

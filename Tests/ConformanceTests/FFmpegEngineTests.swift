@@ -7,16 +7,6 @@ import Testing
 
 // MARK: - Fixtures and event recording
 
-private let fixtureDirectory = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures")
-
-private func fixtureURL(_ name: String) throws -> URL {
-    let url = fixtureDirectory.appendingPathComponent(name)
-    try #require(FileManager.default.fileExists(atPath: url.path), "fixture \(name) is missing: run scripts/make-fixtures.sh")
-    return url
-}
-
 /// Keeps every event of a player and resumes waiters when a matching one arrives (or when
 /// their timeout passes).
 private final class EventRecorder: @unchecked Sendable {
@@ -123,7 +113,7 @@ private func player(_ name: String, video: VideoOutput = .none, audio: AudioOutp
                     configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
     var options = PlaybackOptions(videoOutput: video, audioOutput: audio)
     configure(&options)
-    return try FFmpegBackend().makePlayer(url: try fixtureURL(name), options: options)
+    return try FFmpegBackend().makePlayer(url: try TestFixtures.file(name), options: options)
 }
 
 /// Plays `player` for about `seconds` of wall time and returns (media advanced, wall elapsed).
@@ -143,7 +133,7 @@ private let oneFrame = 1.0 / FramePattern.frameRate + 0.001
 /// A copy of frames.mp4 whose media data is zeroed: it opens (the index is intact) but no
 /// frame decodes.
 private func undecodableCopy() throws -> URL {
-    var data = try Data(contentsOf: try fixtureURL("frames.mp4"))
+    var data = try Data(contentsOf: try TestFixtures.file("frames.mp4"))
     var offset = 0
     while offset + 8 <= data.count {
         let size = data[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
@@ -449,7 +439,7 @@ struct FFmpegEngineTests {
         ("text.mp4", .unsupportedFormat), ("truncated.mp4", .unsupportedFormat),
     ])
     func badInput(_ name: String, _ code: PlaybackError.Code) async throws {
-        let url = fixtureDirectory.appendingPathComponent(name)
+        let url = try TestFixtures.ensure().appendingPathComponent(name)
         let player = try FFmpegBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
         let events = EventRecorder(player)

@@ -8,21 +8,11 @@ import Testing
 // MARK: - Helpers
 
 /// Fixtures made by scripts/make-fixtures.sh.
-private let gstFixtures = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures")
-
-private func gstFixture(_ name: String) throws -> URL {
-    let url = gstFixtures.appendingPathComponent(name)
-    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
-    return url
-}
-
 /// A GStreamer player on a fixture, silent by default, with its events recorded.
 private func gstPlayer(_ name: String, video: VideoOutput = .none, accurateSeek: Bool = true) throws -> (any MediaPlayback, GStreamerEventLog) {
     var options = PlaybackOptions(videoOutput: video, audioOutput: .null)
     options.accurateSeek = accurateSeek
-    let player = try GStreamerBackend().makePlayer(url: try gstFixture(name), options: options)
+    let player = try GStreamerBackend().makePlayer(url: try TestFixtures.file(name), options: options)
     return (player, GStreamerEventLog(player))
 }
 
@@ -374,7 +364,7 @@ struct GStreamerAdapterTests {
                       ("empty.mp4", .unsupportedFormat),
                       ("no-such-file.mp4", .sourceNotFound)])
     func badInput(name: String, code: PlaybackError.Code) async throws {
-        let url = gstFixtures.appendingPathComponent(name)
+        let url = try TestFixtures.ensure().appendingPathComponent(name)
         let player = try GStreamerBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
         let log = GStreamerEventLog(player)
@@ -465,14 +455,14 @@ struct GStreamerAdapterTests {
         // Played to the end, every byte of the file has been read (some more than once).
         player.play()
         #expect(await log.finished(timeout: 10) == .playbackEnded)
-        let size = try #require(try FileManager.default.attributesOfItem(atPath: gstFixture("short.mp4").path)[.size] as? Int)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: TestFixtures.file("short.mp4").path)[.size] as? Int)
         let read = player.numberOfBytesTransferred
         #expect(read >= Int64(size) * 9 / 10 && read <= Int64(size) * 3, "\(read) bytes read of \(size)")
     }
 
     @Test("httpHeaders reach the server; bytes are counted over HTTP")
     func httpHeaders() async throws {
-        let server = try GStreamerHeaderServer(serving: try gstFixture("frames.mp4"))
+        let server = try GStreamerHeaderServer(serving: try TestFixtures.file("frames.mp4"))
         defer { server.stop() }
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/1"]

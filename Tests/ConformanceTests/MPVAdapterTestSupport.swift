@@ -5,19 +5,8 @@ import PlaybackConformance
 import PlaybackKit
 import Testing
 
-// Helpers for MPVAdapterTests: waiting on events and frames, fixtures, a local HTTP server.
+// Helpers for MPVAdapterTests: waiting on events and frames, a local HTTP server.
 
-/// The generated fixtures folder (scripts/make-fixtures.sh).
-let mpvFixturesFolder = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures")
-
-/// The fixture `name`; the test fails when it is missing.
-func mpvFixture(_ name: String) throws -> URL {
-    let url = mpvFixturesFolder.appendingPathComponent(name)
-    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
-    return url
-}
 
 /// Records a player's events and lets a test wait, with a timeout, for one that matches.
 final class MPVEventWatcher: @unchecked Sendable {
@@ -142,7 +131,7 @@ func mpvPlayer(_ name: String, video: VideoOutput = .none, audio: AudioOutput = 
                configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
     var options = PlaybackOptions(videoOutput: video, audioOutput: audio)
     configure(&options)
-    return try MPVBackend().makePlayer(url: try mpvFixture(name), options: options)
+    return try MPVBackend().makePlayer(url: try TestFixtures.file(name), options: options)
 }
 
 /// One frame of the 25 fps fixtures, and a little.

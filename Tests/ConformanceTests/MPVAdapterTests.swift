@@ -266,7 +266,7 @@ struct MPVAdapterTests {
 
     @Test("a missing file fails with sourceNotFound")
     func missingFile() async throws {
-        let url = mpvFixturesFolder.appendingPathComponent("no-such-file.mp4")
+        let url = try TestFixtures.ensure().appendingPathComponent("no-such-file.mp4")
         let player = try MPVBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
         let watcher = MPVEventWatcher(player)
@@ -318,7 +318,7 @@ struct MPVAdapterTests {
 
     @Test("httpHeaders reach the server; bytes are counted over HTTP")
     func httpHeaders() async throws {
-        let server = try MPVTestHTTPServer(serving: try mpvFixture("frames.mp4"))
+        let server = try MPVTestHTTPServer(serving: try TestFixtures.file("frames.mp4"))
         defer { server.stop() }
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/mpv"]

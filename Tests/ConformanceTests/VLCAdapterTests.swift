@@ -7,16 +7,6 @@ import VLCPlayback
 
 // MARK: - Helpers
 
-/// The fixtures made by scripts/make-fixtures.sh.
-private func vlcFixture(_ name: String) throws -> URL {
-    let folder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures")
-    let url = folder.appendingPathComponent(name)
-    try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
-    return url
-}
-
 /// Keeps every event of one player and lets a test wait, with a timeout, for one that matches.
 private final class VLCTestEvents: @unchecked Sendable {
     // @unchecked: `received` and `waiters` are touched only with `lock` held.
@@ -129,7 +119,7 @@ private final class VLCTestFrames: @unchecked Sendable {
 }
 
 private func makeVLCPlayer(_ name: String, video: VideoOutput = .none) throws -> any MediaPlayback {
-    try VLCBackend().makePlayer(url: try vlcFixture(name), options: PlaybackOptions(videoOutput: video, audioOutput: .null))
+    try VLCBackend().makePlayer(url: try TestFixtures.file(name), options: PlaybackOptions(videoOutput: video, audioOutput: .null))
 }
 
 /// The root window of $DISPLAY, from `xwininfo -root`.
@@ -464,7 +454,7 @@ struct VLCAdapterTests {
     func windowOutput() async throws {
         let root = try #require(rootWindowID(), "xwininfo -root gave no window id")
         let options = PlaybackOptions(videoOutput: .window(handle: root), audioOutput: .null)
-        let player = try VLCBackend().makePlayer(url: try vlcFixture("frames.mp4"), options: options)
+        let player = try VLCBackend().makePlayer(url: try TestFixtures.file("frames.mp4"), options: options)
         defer { player.shutdown() }
         let events = VLCTestEvents(player)
         player.prepareToPlay()
