@@ -12,6 +12,9 @@ final class PlayCommand: @unchecked Sendable {
     private var savedTerminal = termios()
     private var rawMode = false
     private var lastPlainSecond = -1
+    /// The position and duration last drawn: what the final line shows after `q` (a stopped
+    /// player no longer has them).
+    private var lastShown: (position: TimeInterval, duration: TimeInterval) = (0, 0)
 
     init(_ arguments: Arguments) throws {
         try arguments.check(known: ["--backend", "--audio", "--video", "--quiet"])
@@ -103,6 +106,7 @@ final class PlayCommand: @unchecked Sendable {
 
     private func draw(_ player: any MediaPlayback) {
         guard player.isPreparedToPlay else { return }
+        lastShown = (player.currentPlaybackTime, player.duration)
         if isTerminal {
             writeOut("\r\u{1B}[K\(widget(player))")
         } else {
@@ -114,7 +118,8 @@ final class PlayCommand: @unchecked Sendable {
     }
 
     private func finishLine(_ player: any MediaPlayback, ended: Bool) {
-        let text = "\(clockText(ended ? player.duration : player.currentPlaybackTime)) / \(clockText(player.duration))"
+        let shown = ended ? (player.duration, player.duration) : lastShown
+        let text = "\(clockText(shown.0)) / \(clockText(shown.1))"
         writeOut(isTerminal ? "\r\u{1B}[K\(text)\n" : "\(text)\n")
     }
 
