@@ -1,5 +1,6 @@
 import Foundation
 import PlaybackBackends
+import PlaybackConformance
 import PlaybackKit
 
 /// `mediaplay`: plays media and inspects it with any compiled-in engine.
@@ -129,23 +130,9 @@ struct Mediaplay {
 
     // MARK: - conformance and bench
 
-    /// The fixtures folder next to the checkout, made on first use.
+    /// The fixtures folder of the checkout, made on first use.
     static func fixturesFolder() throws -> URL {
-        let top = packageRoot()
-        let folder = top.appendingPathComponent("Fixtures")
-        let script = top.appendingPathComponent("scripts/make-fixtures.sh")
-        guard FileManager.default.fileExists(atPath: script.path) else {
-            throw PlaybackError(code: .invalidArgument, message: "cannot find scripts/make-fixtures.sh (run mediaplay from the checkout)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, folder.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PlaybackError(code: .engine, message: "making fixtures failed (\(script.path))")
-        }
-        return folder
+        try FixtureRecipe.make(checkout: packageRoot())
     }
 
     /// The checkout this binary was built from (found from the working directory upwards).

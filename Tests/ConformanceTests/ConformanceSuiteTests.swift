@@ -6,30 +6,14 @@ import Testing
 
 // MARK: - Fixtures and backends for the conformance tests
 
-/// The fixtures folder, made by scripts/make-fixtures.sh when its stamp is missing.
+/// The fixtures folder, made by `FixtureRecipe` (scripts/make-fixtures.sh) once per process.
 enum TestFixtures {
     /// The checkout's root.
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The fixtures folder, made once per process.
-    static let folder: Result<URL, FixtureError> = {
-        let folder = root.appendingPathComponent("Fixtures")
-        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(".stamp").path) { return .success(folder) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [root.appendingPathComponent("scripts/make-fixtures.sh").path, folder.path]
-        do {
-            try process.run()
-            process.waitUntilExit()
-        } catch {
-            return .failure(FixtureError(description: "could not run scripts/make-fixtures.sh: \(error)"))
-        }
-        guard process.terminationStatus == 0 else {
-            return .failure(FixtureError(description: "scripts/make-fixtures.sh exited with \(process.terminationStatus)"))
-        }
-        return .success(folder)
-    }()
+    static let folder = Result { try FixtureRecipe.make(checkout: root) }
 
     /// The folder, or the error making it.
     static func ensure() throws -> URL { try folder.get() }
@@ -39,11 +23,6 @@ enum TestFixtures {
         let url = try ensure().appendingPathComponent(name)
         try #require(FileManager.default.fileExists(atPath: url.path), "missing fixture \(name): run scripts/make-fixtures.sh")
         return url
-    }
-
-    /// Why the fixtures could not be made.
-    struct FixtureError: Error, CustomStringConvertible {
-        let description: String
     }
 }
 

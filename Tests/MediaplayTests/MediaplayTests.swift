@@ -27,15 +27,7 @@ enum CLI {
     }
 
     /// The fixtures, made on first use.
-    static let fixtures: URL = {
-        let folder = root.appendingPathComponent("Fixtures")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [root.appendingPathComponent("scripts/make-fixtures.sh").path, folder.path]
-        try? process.run()
-        process.waitUntilExit()
-        return folder
-    }()
+    static let fixtures: URL = (try? FixtureRecipe.make(checkout: root)) ?? root.appendingPathComponent("Fixtures")
 
     /// Runs `mediaplay arguments` with stdin from /dev/null and a time limit.
     static func run(_ arguments: [String], timeout: TimeInterval = 60, environment: [String: String] = [:]) throws -> Result {
