@@ -19,6 +19,26 @@ import Testing
         }
     }
 
+    @Test func opaqueFramesAreWrittenAsRGBAndTranslucentOnesKeepAlpha() throws {
+        var opaque: [UInt8] = []
+        for index in 0..<64 { opaque += [UInt8(index), UInt8(255 - index), UInt8(index * 3 % 256), 255] }
+        var translucent = opaque
+        translucent[3] = 128
+        for (pixels, colourType) in [(opaque, UInt8(2)), (translucent, UInt8(6))] {
+            let frame = VideoFrame(width: 8, height: 8, bytesPerRow: 32, pixels: pixels, presentationTime: 0)
+            for compression in [PNGCompression.fast, .small] {
+                let png = try frame.pngData(compression: compression)
+                // IHDR: signature (8), length (4), "IHDR" (4), width, height (8), depth (1), colour type.
+                #expect(png[png.startIndex + 24] == 8)
+                #expect(png[png.startIndex + 25] == colourType)
+                let decoded = try VideoFrame(pngData: png)
+                for y in 0..<8 {
+                    for x in 0..<8 { #expect(decoded.pixel(x: x, y: y) == frame.pixel(x: x, y: y)) }
+                }
+            }
+        }
+    }
+
     @Test func ffprobeReadsTheFile() throws {
         let frame = VideoFrame(width: 16, height: 8, bytesPerRow: 64, pixels: [UInt8](repeating: 200, count: 16 * 8 * 4), presentationTime: 0)
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("pk-\(UUID().uuidString).png")
