@@ -52,6 +52,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     private var seekInFlight: SeekTarget?     // handed to the engine
     private var queuedSeek: SeekTarget?       // asked for while one was in flight: the last wins
     private var seekDuringPrepare = false
+    private var openedAtStart: TimeInterval?  // a seek before prepare handed to engine.open
     private var stalled = false
     private var openTimeout: DispatchWorkItem?
 
@@ -255,7 +256,14 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         }
         openTimeout = timeout
         queue.asyncAfter(deadline: .now() + options.openTimeout, execute: timeout)
-        engine.open(source, options: options, sink: sink)
+        if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
+            pendingSeek = nil
+            openedAtStart = start
+            engine.open(source, options: options, startingAt: start, sink: sink)
+        } else {
+            openedAtStart = nil
+            engine.open(source, options: options, sink: sink)
+        }
     }
 
     private func handle(_ report: EngineSink.Report, generation: Int) {
@@ -286,6 +294,18 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         if settings.rate != 1 { engine?.setRate(settings.rate) }
         if settings.volume != 1 { engine?.setVolume(settings.volume) }
         engine?.setScalingMode(settings.scalingMode)
+        if let start = openedAtStart {
+            openedAtStart = nil
+            if let reached = info.startPosition, pendingSeek == nil {
+                // Opened at the seek asked for before prepare: that seek is done.
+                clock.jump(to: reached, running: false)
+                hub.send(.seekCompleted(clock.read()))
+                finishPrepare()
+                return
+            }
+            // Opened at the start instead, or another seek came while opening: seek now.
+            if info.startPosition == nil, pendingSeek == nil { pendingSeek = .time(start) }
+        }
         if case .time(let target)? = pendingSeek, info.duration <= 0 || target < info.duration {
             pendingSeek = nil
             seekDuringPrepare = true
@@ -394,6 +414,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         seekInFlight = nil
         queuedSeek = nil
         seekDuringPrepare = false
+        openedAtStart = nil
         stalled = false
         clock.setDuration(0)
         clock.jump(to: 0, running: false)

@@ -10,12 +10,17 @@ public struct EngineMediaInfo: Sendable, Equatable {
     public var hasVideo: Bool
     /// The source has an audio stream.
     public var hasAudio: Bool
+    /// Where the engine is prepared, when it was opened at a start position
+    /// (`open(_:options:startingAt:sink:)`) and went there; nil: at the start of the media.
+    public var startPosition: TimeInterval?
     /// Makes the description of an opened source.
-    public init(duration: TimeInterval, naturalSize: VideoSize, hasVideo: Bool, hasAudio: Bool) {
+    public init(duration: TimeInterval, naturalSize: VideoSize, hasVideo: Bool, hasAudio: Bool,
+                startPosition: TimeInterval? = nil) {
         self.duration = duration
         self.naturalSize = naturalSize
         self.hasVideo = hasVideo
         self.hasAudio = hasAudio
+        self.startPosition = startPosition
     }
 }
 
@@ -47,6 +52,14 @@ public protocol PlaybackEngine: AnyObject {
     /// `sink.failed(_:)`. Prepared means paused at the start, with duration and size known
     /// and the first frame decoded.
     func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink)
+    /// True when the engine can open straight at a position (`open(_:options:startingAt:sink:)`),
+    /// sparing the decoding of the start for a seek asked for before prepare. Default false.
+    var opensAtStartPosition: Bool { get }
+    /// Like `open(_:options:sink:)`, but prepared at the frame at `start` (accurately or at the
+    /// keyframe before, as `options.accurateSeek` says): the engine reports the position it
+    /// reached as `EngineMediaInfo.startPosition`, or nil when it opened at the start instead
+    /// (e.g. `start` is past the end). Only called when `opensAtStartPosition` is true.
+    func open(_ source: MediaSource, options: PlaybackOptions, startingAt start: TimeInterval, sink: EngineSink)
     /// Starts or resumes playback.
     func play()
     /// Pauses, keeping the picture.
@@ -65,6 +78,16 @@ public protocol PlaybackEngine: AnyObject {
     func close()
     /// The picture on screen now, at natural size; nil without one. Any thread.
     func thumbnail() -> VideoFrame?
+}
+
+extension PlaybackEngine {
+    /// Engines open at the start of the media unless they say otherwise.
+    public var opensAtStartPosition: Bool { false }
+
+    /// Opens at the start of the media (engines that cannot open at a position).
+    public func open(_ source: MediaSource, options: PlaybackOptions, startingAt start: TimeInterval, sink: EngineSink) {
+        open(source, options: options, sink: sink)
+    }
 }
 
 /// How an engine reports to its player. Every method may be called from any thread and

@@ -113,12 +113,11 @@ struct Mediaplay {
             backend: arguments.value("--backend"), url: source.url,
             options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
         defer { player.shutdown() }
+        // Seeking before prepare lets engines that can open at a position skip the start.
+        if time > 0 { player.currentPlaybackTime = time }
         try await player.prepare()
-        if time > 0 {
-            if player.duration > 0, time >= player.duration {
-                throw PlaybackError(code: .invalidArgument, message: String(format: "--at %.3f is past the end (%.3f s)", time, player.duration))
-            }
-            await player.seek(to: time)
+        if time > 0, player.duration > 0, time >= player.duration {
+            throw PlaybackError(code: .invalidArgument, message: String(format: "--at %.3f is past the end (%.3f s)", time, player.duration))
         }
         guard let frame = player.thumbnailAtCurrentTime() else {
             throw PlaybackError(code: .decode, message: "thumbnail: \(source.url.lastPathComponent) has no picture at \(time) s")

@@ -45,7 +45,15 @@ public final class FFmpegEngine: PlaybackEngine {
     /// Starts a session on its own read thread (which opens the source); an open session is
     /// closed first.
     public func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
-        let fresh = FFmpegSession(source: source, options: options, sink: sink)
+        open(source, options: options, startingAt: 0, sink: sink)
+    }
+
+    /// The session seeks before it reads anything, so the start is never decoded.
+    public var opensAtStartPosition: Bool { true }
+
+    /// Like `open(_:options:sink:)`, prepared at `start` instead of the beginning.
+    public func open(_ source: MediaSource, options: PlaybackOptions, startingAt start: TimeInterval, sink: EngineSink) {
+        let fresh = FFmpegSession(source: source, options: options, startingAt: start, sink: sink)
         let previous = session.withLock { current -> FFmpegSession? in
             defer { current = fresh }
             return current

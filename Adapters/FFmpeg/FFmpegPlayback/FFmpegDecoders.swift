@@ -124,6 +124,17 @@ extension FFmpegSession {
         return time + span <= discardBefore.time + 0.001
     }
 
+    /// True when a video packet's picture ends before the target of an accurate seek of its
+    /// serial, so it is dropped once decoded (packets without a timestamp: false).
+    private func isBeforeSeekTarget(_ packet: UnsafeMutablePointer<AVPacket>, serial packetSerial: Int) -> Bool {
+        guard let time = mediaTime(packet.pointee.pts, videoTimeBase) else { return false }
+        let span = packet.pointee.duration > 0 ? Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase) : videoFrameDuration
+        return lock.locked {
+            guard let discardBefore, discardBefore.serial == packetSerial else { return false }
+            return time + span <= discardBefore.time + 0.001
+        }
+    }
+
     /// Queues one audio frame for the output, waiting for room; false when aborted.
     private func pushAudio(_ frame: UnsafeMutablePointer<AVFrame>, serial frameSerial: Int, time: Double,
                            duration: Double, rate frameRate: Double) -> Bool {
@@ -167,6 +178,13 @@ extension FFmpegSession {
             if entry.serial != decoderSerial {
                 avcodec_flush_buffers(context)
                 decoderSerial = entry.serial
+            }
+            if video {
+                // On the way to an accurate seek's target no picture is shown: pictures no
+                // other picture refers to need not be decoded at all.
+                let skip = entry.packet.map { isBeforeSeekTarget($0, serial: entry.serial) } ?? false
+                let wanted = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+                if context.pointee.skip_frame != wanted { context.pointee.skip_frame = wanted }
             }
             let sent = avcodec_send_packet(context, entry.packet)
             if let packet = entry.packet { lock.locked { packetPool.give(packet) } }

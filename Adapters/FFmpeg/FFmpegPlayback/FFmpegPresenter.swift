@@ -69,6 +69,16 @@ extension FFmpegSession {
                 return
             }
             if readerAtEnd, videoDrained, audioDecoderDoneOrAbsent {
+                if !prepared {
+                    // Opened at a position after the last frame: open at the start instead
+                    // (prepare then reports no start position and the player seeks).
+                    seekInProgress = nil
+                    openingFellBack = true
+                    seekRequest = SeekRequest(target: 0, accurate: false)
+                    readerWake.broadcast()
+                    lock.wait(presenterWake)
+                    return
+                }
                 // Nothing decodes after the target: land on the end.
                 let reached = duration > 0 ? min(seek.target, duration) : seek.target
                 clock.set(reached)
@@ -136,6 +146,11 @@ extension FFmpegSession {
         seekInProgress = nil
         state.lastPosition = reached
         state.lastPositionWall = monotonicNow()
+        guard prepared else {
+            // The seek of an open at a position: prepare reports where it landed.
+            if !openingFellBack { openedAt = max(0, reached) }
+            return
+        }
         sink.seekCompleted(max(0, reached))
         audioOutputWake.broadcast()
     }
@@ -167,7 +182,8 @@ extension FFmpegSession {
         state.lastPosition = clock.now()
         let size = firstPictureShown ? pictureLock.withLock { naturalSize } : .zero
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: size,
-                                      hasVideo: firstPictureShown, hasAudio: hasAudio))
+                                      hasVideo: firstPictureShown, hasAudio: hasAudio,
+                                      startPosition: openedAt))
         audioOutputWake.broadcast()
     }
 

@@ -18,6 +18,10 @@ extension FFmpegSession {
             return
         }
         guard let format else { return }
+        if openingTarget > 0, duration <= 0 || openingTarget < duration {
+            // Opened at a position: seek before the first packet is read.
+            performSeek(SeekRequest(target: openingTarget, accurate: options.accurateSeek), in: format)
+        }
         startWorkers()
         var lastStatus = 0.0
         var statusStale = false

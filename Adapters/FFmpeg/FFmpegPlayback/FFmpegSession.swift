@@ -110,9 +110,17 @@ final class FFmpegSession: @unchecked Sendable {
     /// fully buffered (`bufferingProgress` 100).
     let readAheadSeconds: Double
 
-    init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+    /// Where to open (a seek asked for before prepare), 0 for the start.
+    let openingTarget: Double
+    /// Where the opening seek landed, once its picture (or sound) is there (guarded by `lock`).
+    var openedAt: Double?
+    /// Nothing decoded after `openingTarget`: the session opened at the start instead.
+    var openingFellBack = false
+
+    init(source: MediaSource, options: PlaybackOptions, startingAt start: Double = 0, sink: EngineSink) {
         self.source = source
         self.options = options
+        openingTarget = max(0, start)
         self.sink = sink
         location = source.isFile ? source.path : source.url.absoluteString
         maxBufferBytes = max(256 * 1024, options.maxBufferBytes ?? 15 * 1024 * 1024)
