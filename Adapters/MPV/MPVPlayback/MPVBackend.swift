@@ -3,7 +3,8 @@ import CMPV
 import Foundation
 import PlaybackKit
 
-/// The libmpv backend: players over mpv's client API, pictures through its software render API.
+/// The libmpv backend: players over mpv's client API; `.frames` pictures through its software
+/// render API, thumbnails otherwise through `screenshot-raw`.
 public struct MPVBackend: PlaybackBackend {
     /// Makes the backend.
     public init() {}

@@ -31,8 +31,9 @@ enum MPVConfiguration {
             ("keep-open-pause", "no"),
             ("idle", "yes"),
             ("hr-seek", options.accurateSeek ? "yes" : "no"),
-            // Hand each frame over when it is due rather than ahead of time, so the time-pos
-            // sample mpv sends for it is the one that follows the draw request.
+            // Hand each frame to the video output when it is due rather than ahead of time, so
+            // that time-pos (set when a frame is handed over) is the frame shown now, and the
+            // sample mpv sends for it follows the renderer's draw request.
             ("video-timing-offset", "0"),
             ("network-timeout", String(max(1, Int(options.openTimeout)))),
         ]
@@ -44,8 +45,12 @@ enum MPVConfiguration {
             list.append(("audio-fallback-to-null", "yes"))
         }
         switch options.videoOutput {
-        case .none, .frames:
-            // Frames go through the software render API, so a picture is always there.
+        case .none:
+            // No picture leaves the core while playing: the null output keeps the frame it
+            // shows, which `screenshot-raw` converts on demand for a thumbnail.
+            list.append(("vo", "null"))
+        case .frames:
+            // Every frame is drawn through the software render API and handed on.
             list.append(("vo", "libmpv"))
         case .window(let handle):
             list.append(("wid", String(handle)))

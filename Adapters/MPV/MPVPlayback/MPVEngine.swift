@@ -3,7 +3,7 @@ import Foundation
 import PlaybackKit
 
 /// The `PlaybackEngine` over libmpv: each `open` makes an `MPVSession` (its own core, event
-/// thread and renderer); `close` ends it. Driven by `EnginePlayer`.
+/// thread and, for `.frames`, renderer); `close` ends it. Driven by `EnginePlayer`.
 public final class MPVEngine: PlaybackEngine {
     /// The open session; set and cleared on the player queue, read by `thumbnail()` anywhere.
     private let current = Locked<MPVSession?>(nil)

@@ -3,8 +3,13 @@ import CMPV
 import Foundation
 import PlaybackKit
 
-/// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer, the
-/// event thread, and the bookkeeping that turns mpv's events into `EngineSink` reports.
+/// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer (for
+/// `.frames` only), the event thread, and the bookkeeping that turns mpv's events into
+/// `EngineSink` reports.
+///
+/// With a renderer, a prepare or a seek is done once the frame at its target is drawn; without
+/// one (`.none`, `.window`) it is done at mpv's playback restart, which mpv sends only after the
+/// video output took the first frame there (the one `screenshot-raw` then returns).
 ///
 /// Threads: the player queue calls the control methods (they only queue async libmpv calls);
 /// the event thread loops on `mpv_wait_event`, handles every event, and at the end tears the
@@ -124,8 +129,8 @@ final class MPVSession: @unchecked Sendable {
 
     // MARK: - Lifecycle
 
-    /// Creates and initialises the core for `source` (and the renderer unless the output is
-    /// a window); `start()` then loads the file.
+    /// Creates and initialises the core for `source` (and the renderer for `.frames`);
+    /// `start()` then loads the file.
     init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) throws(PlaybackError) {
         self.source = source
         self.options = options
@@ -134,9 +139,7 @@ final class MPVSession: @unchecked Sendable {
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
         handle.requestLogMessages(level: "error")
-        if case .window = options.videoOutput {
-            renderer = nil
-        } else {
+        if case .frames = options.videoOutput {
             guard let context = handle.makeSoftwareRenderContext() else {
                 handle.destroy()
                 throw PlaybackError(code: .engine, message: "open: mpv's software render API is unavailable")
@@ -146,6 +149,8 @@ final class MPVSession: @unchecked Sendable {
                                            onPicture: { picture in receiver.session?.receive(picture) },
                                            onIdle: { receiver.session?.rendererIdle() })
             receiver.session = self
+        } else {
+            renderer = nil
         }
         for property in Observed.allCases {
             handle.observe(property.name, format: property.format, id: property.rawValue)
@@ -202,10 +207,11 @@ final class MPVSession: @unchecked Sendable {
         for (name, value) in MPVConfiguration.scalingProperties(mode) { handle.setStringAsync(name, value) }
     }
 
-    /// The picture on screen now: the last drawn one, or for a window a screenshot of the video.
+    /// The picture on screen now: the last drawn one, or else (`.none`, `.window`) a
+    /// screenshot of the frame the video output holds.
     func thumbnail() -> VideoFrame? {
         if renderer != nil { return lastFrame.latest() }
-        return MPVScreenshot.take(from: handle, presentationTime: frameTimes.latest)
+        return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
     }
 
     // MARK: - Render thread
