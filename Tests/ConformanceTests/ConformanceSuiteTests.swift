@@ -39,12 +39,6 @@ func compiledBackendNames() -> [String] {
 
 extension ConformanceRuns {
     @Suite struct ConformanceSuiteTests {
-        /// Failures known to come and go, as `backend/check`, each an open defect of that
-        /// adapter. They are still run and reported (as known issues), not skipped.
-        /// - vlc: libVLC 3's picture callbacks carry no timestamp, so a seek while paused picks
-        ///   its picture by display timing and lands one frame late about once in ten runs.
-        static let knownIntermittent: Set<String> = ["vlc/seek.paused-shows-frame", "vlc/seek.accurate-frame"]
-
         @Test("the whole conformance suite passes", arguments: compiledBackendNames())
         func wholeSuite(backend name: String) async throws {
             let fixtures = try TestFixtures.ensure()
@@ -59,13 +53,7 @@ extension ConformanceRuns {
             #expect(report.results.count == ConformanceSuite.checkNames.count)
             for result in report.results {
                 guard case .fail(let reason) = result.outcome else { continue }
-                if Self.knownIntermittent.contains("\(name)/\(result.name)") {
-                    withKnownIssue("known intermittent \(name) defect", isIntermittent: true) {
-                        Issue.record("\(name) failed \(result.name): \(reason)")
-                    }
-                } else {
-                    Issue.record("\(name) failed \(result.name): \(reason)")
-                }
+                Issue.record("\(name) failed \(result.name): \(reason)")
             }
         }
 

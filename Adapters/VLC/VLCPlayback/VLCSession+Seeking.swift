@@ -5,13 +5,16 @@ import PlaybackKit
 
 // MARK: - Seeking
 //
-// libVLC 3 seeks accurately (input-fast-seek off) but shows the result unreliably: a seek
-// while paused shows the first decoded picture, which can be a few frames before the target,
-// or nothing (dropped as late); while playing, pictures are dropped as late until the decoder
-// catches up. So a paused seek resumes the input muted, seeks a little before the target
-// (`runUp`), keeps the picture libVLC shows at the target time and pauses again; the pictures
-// libVLC still shows after the pause are ignored. A seek while playing seeks to the target and
-// completes once the first picture after it is shown.
+// libVLC 3 seeks accurately (input-fast-seek off) but shows the result unreliably, and its
+// picture callbacks carry no timestamp. A seek while paused shows the first picture its
+// preroll lets through, which can be a few frames before the target (the preroll ends on a
+// decode time), or nothing (a video output made while paused drops it as late). So a paused
+// seek with pictures to watch lands, paused, two frames before the target; once it buffered
+// the input is resumed (muted): libVLC restarts its clock at the resume, which is known from
+// its Playing event, so each picture's media time follows from when it is shown; the one at
+// the target is kept and the input paused again (later pictures are ignored). Without
+// pictures to watch, a paused seek plays muted from a little before the target. A seek while
+// playing seeks to the target and completes once the first picture after it is shown.
 
 extension VLCSession {
     /// Seconds per video frame (25 fps when unknown).
@@ -40,6 +43,12 @@ extension VLCSession {
         } else if wantsPlaying {
             seekOperation = SeekOperation(target: target, stage: .buffering, token: token)
             sendSeek()
+        } else if expectsPicture, video != nil {
+            // Paused, or pausing: pausing again is harmless and comes before the seek.
+            seekOperation = SeekOperation(target: target, stage: .landing, token: token)
+            setMuted(true)
+            player.setPaused(true)
+            sendPausedSeek()
         } else {
             // Paused, or pausing (a Paused event may still come before the Playing one).
             seekOperation = SeekOperation(target: target, stage: .resuming, token: token)
@@ -55,7 +64,8 @@ extension VLCSession {
         }
     }
 
-    /// Sends the seek of the operation in flight to the (playing) input.
+    /// Sends the seek of the operation in flight to the (playing) input: to the target while
+    /// playing; a little before it, muted, for a paused seek without pictures to watch.
     func sendSeek() {
         guard var operation = seekOperation, let player else { return }
         operation.stage = .buffering
@@ -64,13 +74,54 @@ extension VLCSession {
         let start: TimeInterval
         if wantsPlaying {
             start = operation.target
-            video?.watchSeek(hold: false, start: start, target: operation.target, rate: Double(rate), frameDuration: frameDuration)
+            video?.watchPlayingSeek(target: start, rate: Double(rate), frameDuration: frameDuration)
         } else {
             start = max(0, operation.target - Self.runUp)
             setMuted(true)
-            video?.watchSeek(hold: true, start: start, target: frameStart(at: operation.target), rate: Double(rate), frameDuration: frameDuration)
         }
         player.setTime(Int64((start * 1000).rounded()))
+    }
+
+    /// Sends the paused seek of the operation in flight: to just before the start of the frame
+    /// `runUpFrames` before the target frame (milliseconds, rounded down, so that this frame
+    /// is the first one at or after it).
+    func sendPausedSeek() {
+        guard var operation = seekOperation, let player, let video else { return }
+        operation.stage = .landing
+        seekOperation = operation
+        let targetStart = frameStart(at: operation.target)
+        let milliseconds = max(0, ((targetStart - Self.runUpFrames * frameDuration) * 1000).rounded(.down) - 1)
+        video.watchPausedSeek(start: milliseconds / 1000, target: targetStart, rate: Double(rate), frameDuration: frameDuration)
+        player.setTime(Int64(milliseconds))
+        let current = operation.token
+        // If libVLC reports no buffering, resume anyway: the timing is then less exact.
+        queue.asyncAfter(deadline: .now() + 1.5) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current,
+                  operation.stage == .landing else { return }
+            PlaybackLog.log(.warning, "vlc", "libVLC did not report buffering after the paused seek to \(operation.target) s; resuming anyway")
+            self.landedForSeek()
+        }
+    }
+
+    /// The paused seek buffered: resume the input (muted); libVLC takes the resume after it
+    /// set its clock for the seek, and the pictures time the target from the resume
+    /// (`seekPictureShown`).
+    func landedForSeek() {
+        guard var operation = seekOperation, operation.stage == .landing, let player, let video else { return }
+        operation.stage = .runningToTarget
+        seekOperation = operation
+        video.awaitResume()
+        let sentAt = VLCSession.now()
+        player.setPaused(false)
+        let current = operation.token
+        // Without a Playing event (the input was still playing), time from the request.
+        queue.asyncAfter(deadline: .now() + 0.4) { [weak video] in video?.assumeResumed(at: sentAt) }
+        // If the target picture never comes (nothing left to show), settle anyway.
+        queue.asyncAfter(deadline: .now() + (Self.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current,
+                  operation.stage == .runningToTarget else { return }
+            self.scheduleSeekSettle(after: 0)
+        }
     }
 
     /// The input was started again and is paused. To the first frame: seek to 0 while paused,
@@ -89,6 +140,9 @@ extension VLCSession {
                       operation.stage == .firstPicture else { return }
                 self.finishSeek()
             }
+        } else if expectsPicture, video != nil {
+            seekOperation = operation
+            sendPausedSeek()
         } else {
             operation.stage = .resuming
             seekOperation = operation
@@ -148,7 +202,7 @@ extension VLCSession {
     /// while playing, which the target follows within a moment.
     func seekPictureShown() {
         guard let operation = seekOperation,
-              operation.stage == .awaitingPicture || operation.stage == .buffering else { return }
+              [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
         if wantsPlaying {
             scheduleSeekSettle(after: VLCVideoCallbacks.settleTime(frameDuration: frameDuration) + 0.005)
         } else {

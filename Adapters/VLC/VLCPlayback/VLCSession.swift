@@ -36,7 +36,13 @@ final class VLCSession: @unchecked Sendable {
         case restarting
         /// Restarted and seeked to 0 while paused: waiting for the first frame.
         case firstPicture
-        /// A paused seek: the input was resumed (muted); seek once it plays.
+        /// A paused seek with pictures to watch: sent while paused, a little before the target;
+        /// waiting for libVLC to buffer there.
+        case landing
+        /// It buffered: the input was resumed (muted) and plays to the target.
+        case runningToTarget
+        /// A paused seek without pictures to watch: the input was resumed (muted); seek once
+        /// it plays.
         case resuming
         /// Waiting for libVLC to buffer at the target.
         case buffering
@@ -64,9 +70,12 @@ final class VLCSession: @unchecked Sendable {
     static let stallAfter = 1.6
     /// How long libVLC may take to confirm a play or pause before the input is restarted.
     static let confirmationTimeout = 0.8
-    /// A paused seek plays muted from this long before the target, so that libVLC's decoder has
-    /// caught up and shows the target picture on time (libVLC 3 drops late pictures).
+    /// A paused seek without pictures to watch plays muted from this long before the target, so
+    /// that libVLC's decoder has caught up when the target is due.
     static let runUp = 0.3
+    /// A paused seek with pictures to watch lands this many frames before the target and
+    /// plays from there: the pictures before the target time the one at it.
+    static let runUpFrames = 2.0
 
     // MARK: - State
 
@@ -126,10 +135,11 @@ final class VLCSession: @unchecked Sendable {
         let made: VLCMediaPlayer
         do {
             made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, clock, videoForEvents, queue] event in
-                // Timing matters for these two, so they are noted here, on libVLC's thread
+                // Timing matters for these three, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
                 if case .timeChanged(let milliseconds) = event { clock.anchor(Double(milliseconds) / 1000) }
                 if case .buffering(let percent) = event { videoForEvents.get()?.bufferingChanged(percent) }
+                if case .playing = event { videoForEvents.get()?.inputResumed() }
                 queue.async { [weak self] in self?.handle(event) }
             }
         } catch {
@@ -191,6 +201,9 @@ final class VLCSession: @unchecked Sendable {
             }, onSeekPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.seekPictureShown() }
+            }, onLanded: { [weak self] in
+                guard let self else { return }
+                self.queue.async { [weak self] in self?.landedForSeek() }
             }, onNewPictureSize: { [weak self] drawn in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.newPictureSize(drawn, attempt: 0) }

@@ -24,23 +24,26 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let lastFingerprint = Locked<UInt64?>(nil)
     private let onPicture: @Sendable () -> Void
     private let onSeekPicture: @Sendable () -> Void
+    private let onLanded: @Sendable () -> Void
     private let onNewPictureSize: @Sendable (VideoSize) -> Void
     /// Display sizes for pictures libVLC draws at another (padded) size, by drawn size.
     private let corrections = Locked<[VideoSize: VideoSize]>([:])
 
     /// Pictures go to `store` and, when the sink wants frames, to the sink; `onPicture` is told
     /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
-    /// picture after a watched seek buffered.
+    /// picture after a seek while playing and about the target picture of a paused seek,
+    /// `onLanded` when a paused seek has buffered.
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
     init(store: LastFrameStore, clock: VLCMediaClock, sink: EngineSink,
          onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable () -> Void,
-         onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
+         onLanded: @escaping @Sendable () -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.clock = clock
         self.sink = sink
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
+        self.onLanded = onLanded
         self.onNewPictureSize = onNewPictureSize
     }
 
@@ -62,9 +65,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     // MARK: - Watching the pictures of a start or seek
 
-    /// A seek being watched: libVLC seeks to `start` and the picture for `target` is wanted.
+    /// A seek being watched: libVLC seeks to `start` (seconds) and the picture for `target`
+    /// (the start of the wanted frame) is wanted.
     private struct SeekWatch: Equatable {
-        var hold: Bool
         var start: Double
         var target: Double
         var rate: Double
@@ -73,34 +76,50 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     /// How displayed pictures are watched while a start or seek settles.
     ///
-    /// When libVLC 3 has buffered after a seek it waits for its decoders, shows the first
-    /// decoded picture at once and sets its clock so that the seek position is shown 10 ms
-    /// later; the pictures after it follow at their times. (Its buffering report comes before
-    /// the decoder wait, so it cannot time them.)
+    /// A paused seek is done in two steps. libVLC seeks while paused; when it reports 100 %
+    /// buffering its input thread goes on to wait for the decoders and sets its clock, and
+    /// only then takes the next command. The picture it shows there (if any: a video output
+    /// made while paused drops it as late) cannot be told apart: its accurate-seek preroll
+    /// ends on a decode time, so with B-frames a picture a few frames before `start` may come
+    /// first. Then the input is resumed: libVLC 3 moves its clock by the time it stayed
+    /// paused, so the picture at `start` is due `wakeUp` after the resume and every later
+    /// picture at its media time from there. The resume is known to the microsecond (libVLC
+    /// sends its Playing event from the input thread as it unpauses), and pictures are never
+    /// shown early, so the wanted picture is the first new one shown once it is due.
     private enum Watch: Equatable {
         /// Every picture is kept.
         case off
         /// The start: the first picture is kept, later ones ignored (until released).
         case firstPicture(seen: Bool)
-        /// A seek: waiting for libVLC's buffering report (under 100 %, then 100 %).
+        /// A seek while playing: waiting for libVLC's buffering report (under 100 %, then
+        /// 100 %).
         case seekBuffering(SeekWatch, sawStart: Bool)
-        /// A seek: buffered; waiting for the first picture.
+        /// A seek while playing, buffered: the first new picture is reported.
         case seekBuffered(SeekWatch)
-        /// A seek: the first picture was shown at `firstAt` (monotonic seconds); `start` is
-        /// shown `wakeUp` later and the following pictures at their media times.
-        case seekTiming(SeekWatch, firstAt: Double)
+        /// A paused seek to `start` was sent: waiting for libVLC's buffering report (under
+        /// 100 %, then 100 %).
+        case landing(SeekWatch, sawStart: Bool)
+        /// The paused seek buffered: waiting for the input to resume.
+        case awaitingResume(SeekWatch)
+        /// The input resumed at `resumedAt` (monotonic seconds): `start` is due `wakeUp` later,
+        /// the following pictures at their media times.
+        case runningToTarget(SeekWatch, resumedAt: Double)
         /// A seek: the wanted picture was shown; later ones are ignored while holding.
         case seekShown(hold: Bool)
     }
 
     private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-    /// libVLC 3's video output wake-up delay after a seek.
+    /// libVLC 3's wake-up delay: after a seek or a resume, its clock shows the input's
+    /// position this long after it set the clock.
     static let wakeUp = 0.010
-    /// The middle of the measured timing error of pictures timed from the first one.
-    static let timingBias = 0.003
 
-    /// How long after the first picture following a seek the target is on screen.
+    /// How much earlier than due (media seconds) the target picture of a paused seek may be
+    /// shown and still be taken for it.
+    static func earlyAllowance(frame: Double) -> Double { min(0.005, frame / 4) }
+
+    /// How long after the first picture following a seek while playing the target is on
+    /// screen.
     static func settleTime(frameDuration: Double) -> Double { wakeUp + clampedFrame(frameDuration) / 2 }
 
     private static func clampedFrame(_ duration: Double) -> Double { min(0.08, max(0.016, duration)) }
@@ -108,13 +127,50 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// Keeps the next picture displayed and ignores later ones (until `releaseHold()`).
     func holdFirstPicture() { watch.set(.firstPicture(seen: false)) }
 
-    /// Watches the pictures of a seek to `start` about to be sent. `hold` (a paused seek):
-    /// the picture shown at `target` media time is kept and later ones are ignored; without
-    /// (a seek while playing): the first new picture after buffering is reported. Calls
-    /// `onSeekPicture` at that picture.
-    func watchSeek(hold: Bool, start: Double, target: Double, rate: Double, frameDuration: Double) {
-        let seek = SeekWatch(hold: hold, start: start, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration))
+    /// Watches the pictures of a seek while playing, about to be sent: the first new picture
+    /// after buffering is reported through `onSeekPicture`.
+    func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double) {
+        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration))
         watch.set(.seekBuffering(seek, sawStart: false))
+    }
+
+    /// Watches a paused seek to `start` about to be sent, for the frame starting at `target`:
+    /// `onLanded` is called when libVLC has buffered there (from its input thread, before it
+    /// sets its clock and takes the next command).
+    func watchPausedSeek(start: Double, target: Double, rate: Double, frameDuration: Double) {
+        let seek = SeekWatch(start: start, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration))
+        watch.set(.landing(seek, sawStart: false))
+    }
+
+    /// The input is about to be resumed after a paused seek (also when libVLC did not report
+    /// its buffering): from the resume on, the picture at the target is kept and later ones
+    /// ignored (`onSeekPicture` at the target).
+    func awaitResume() {
+        watch.withLock { state in
+            switch state {
+            case .landing(let seek, _), .awaitingResume(let seek): state = .awaitingResume(seek)
+            default: break
+            }
+        }
+    }
+
+    /// libVLC's Playing event, passed on from its input thread at once: the time the input
+    /// resumed.
+    func inputResumed() {
+        let now = Self.now()
+        watch.withLock { state in
+            guard case .awaitingResume(let seek) = state else { return }
+            state = .runningToTarget(seek, resumedAt: now)
+        }
+    }
+
+    /// The input was resumed at `time` (monotonic seconds) but libVLC sent no Playing event
+    /// (it was playing already): time the pictures from when the resume was sent.
+    func assumeResumed(at time: Double) {
+        watch.withLock { state in
+            guard case .awaitingResume(let seek) = state else { return }
+            state = .runningToTarget(seek, resumedAt: time)
+        }
     }
 
     /// Keeps every picture again.
@@ -122,52 +178,65 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     /// libVLC's buffering report, passed on from its event thread at once.
     func bufferingChanged(_ percent: Float) {
-        watch.withLock { state in
-            guard case .seekBuffering(let seek, let sawStart) = state else { return }
-            if percent < 100 {
-                state = .seekBuffering(seek, sawStart: true)
-            } else if sawStart {
-                state = .seekBuffered(seek)
+        let landed = watch.withLock { state -> Bool in
+            switch state {
+            case .seekBuffering(let seek, let sawStart):
+                if percent < 100 {
+                    state = .seekBuffering(seek, sawStart: true)
+                } else if sawStart {
+                    state = .seekBuffered(seek)
+                }
+            case .landing(let seek, let sawStart):
+                if percent < 100 {
+                    state = .landing(seek, sawStart: true)
+                } else if sawStart {
+                    state = .awaitingResume(seek)
+                    return true
+                }
+            default:
+                break
             }
+            return false
         }
+        if landed { onLanded() }
     }
 
-    /// Whether a picture displayed now is kept, and whether it is the one a seek waits for.
+    /// What to do with a picture displayed now.
+    private struct Verdict {
+        /// Keep it (for thumbnails and the `.frames` handler).
+        var keep = true
+        /// It is the picture a seek waits for.
+        var seekPicture = false
+    }
+
+    /// Whether a picture displayed now is kept, and whether a seek waits for it.
     /// `repeated`: the same picture as the one before (a redisplay).
-    private func watchPicture(repeated: Bool) -> (keep: Bool, seekPicture: Bool) {
+    private func watchPicture(repeated: Bool) -> Verdict {
         watch.withLock { state in
-            let now = Self.now()
             switch state {
-            case .off, .seekBuffering:
-                return (true, false)
+            case .off, .seekBuffering, .landing, .awaitingResume:
+                return Verdict()
             case .firstPicture(let seen):
                 state = .firstPicture(seen: true)
-                return (!seen, false)
-            case .seekBuffered(let seek):
-                guard !repeated else { return (true, false) }
-                guard seek.hold else {
-                    state = .seekShown(hold: false)
-                    return (true, true)
-                }
-                state = .seekTiming(seek, firstAt: now)
-                return wanted(seek, shownFor: seek.start, state: &state)
-            case .seekTiming(let seek, let firstAt):
-                guard !repeated else { return (true, false) }
-                let shownFor = seek.start + max(0, now - firstAt - Self.wakeUp) * seek.rate
-                return wanted(seek, shownFor: shownFor, state: &state)
+                return Verdict(keep: !seen)
+            case .seekBuffered:
+                guard !repeated else { return Verdict() }
+                state = .seekShown(hold: false)
+                return Verdict(seekPicture: true)
+            case .runningToTarget(let seek, let resumedAt):
+                guard !repeated else { return Verdict() }
+                let due = seek.start + max(0, Self.now() - resumedAt - Self.wakeUp) * seek.rate
+                // Pictures are never shown early (measured: 0.3 ms late at best), but late ones
+                // are (up to 21 ms on a loaded machine): the target is the first picture shown
+                // once it is due, less a small allowance; the frame before it would have to be
+                // almost a whole frame late to pass for it.
+                guard due >= seek.target - Self.earlyAllowance(frame: seek.frame) else { return Verdict() }
+                state = .seekShown(hold: true)
+                return Verdict(seekPicture: true)
             case .seekShown(let hold):
-                return (!hold, false)
+                return Verdict(keep: !hold)
             }
         }
-    }
-
-    /// A held seek: pictures before the target are kept until the one at the target comes.
-    /// Timed from the first picture, pictures shown on time come out 6 ms early to 10 ms late
-    /// (measured); the threshold sits between the target frame and the one before.
-    private func wanted(_ seek: SeekWatch, shownFor: Double, state: inout Watch) -> (keep: Bool, seekPicture: Bool) {
-        guard shownFor >= seek.target - seek.frame / 2 + Self.timingBias else { return (true, false) }
-        state = .seekShown(hold: true)
-        return (true, true)
     }
 
     /// True once a picture was displayed.
