@@ -58,6 +58,9 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
                     ours: figure(report.playNone.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f") + " " + own,
                     ratio: number(report.cpuRatio, "%.3f×"), target: String(format: "≤ %.2f×", report.cpuLimit),
                     met: verdict("playback CPU")))
+    list.append(Row(backend: name, metric: String(format: "playback CPU .none, steady (CPU s per s, from %.0f s to the end)", ProcessMeasurements.steadySampleAfter),
+                    ours: figure(report.playNone.steadyCPU, "%.3f"), reference: figure(report.playOwn.steadyCPU, "%.3f"),
+                    ratio: number(report.steadyCPURatio, "%.3f×"), target: "—", met: "—"))
     list.append(Row(backend: name, metric: "playback CPU .frames (RGBA to a handler)",
                     ours: figure(report.playFrames.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f"),
                     ratio: number(report.framesCPURatio, "%.3f×"), target: "—", met: "—"))
@@ -170,13 +173,14 @@ extension BenchResult {
     /// One line per backend with the ratios and the in-process figures.
     private var summaryTable: [String] {
         var lines = [
-            "| backend | CPU .none vs own player | CPU .frames vs own player | peak memory vs own player | thumbnail vs ffmpeg | prepared | seek p50 / p95 | 480p players |",
-            "|---|---|---|---|---|---|---|---|",
+            "| backend | CPU .none vs own player | steady CPU .none vs own | CPU .frames vs own player | peak memory vs own player | thumbnail vs ffmpeg | prepared | seek p50 / p95 | 480p players |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for report in reports where report.unavailable == nil {
             let cells = [
                 report.name,
                 number(report.cpuRatio, "%.3f×"),
+                number(report.steadyCPURatio, "%.3f×"),
                 number(report.framesCPURatio, "%.3f×"),
                 number(report.memoryExcess, "%+.1f MiB"),
                 number(report.thumbnailRatio, "%.2f×"),
@@ -203,7 +207,8 @@ extension BenchResult {
             return object
         }
         func playback(_ p: PlaybackSeries) -> [String: Any] {
-            ["cpuSecondsPerMediaSecond": series(p.cpu), "peakMiB": series(p.peakMiB), "wallSeconds": series(p.wall)]
+            ["cpuSecondsPerMediaSecond": series(p.cpu), "steadyCPUSecondsPerSecond": series(p.steadyCPU),
+             "peakMiB": series(p.peakMiB), "wallSeconds": series(p.wall)]
         }
         let backends: [[String: Any]] = reports.map { report in
             var object: [String: Any] = [
@@ -217,7 +222,8 @@ extension BenchResult {
             }
             object["playback"] = [
                 "none": playback(report.playNone), "frames": playback(report.playFrames), "ownPlayer": playback(report.playOwn),
-                "cpuRatio": report.cpuRatio as Any, "framesCPURatio": report.framesCPURatio as Any,
+                "cpuRatio": report.cpuRatio as Any, "steadyCPURatio": report.steadyCPURatio as Any,
+                "framesCPURatio": report.framesCPURatio as Any,
                 "memoryExcessMiB": report.memoryExcess as Any,
             ]
             object["thumbnail"] = [

@@ -25,6 +25,10 @@ struct ChildUsage: Sendable {
     var errorTail: String
     /// What the child wrote to stdout, when asked for.
     var output = ""
+    /// CPU seconds the child had used at the mid-run sample (`sampleAfter`), nil without one.
+    var cpuAtSample: Double?
+    /// Wall seconds from spawn to the mid-run sample.
+    var sampleWallSeconds: Double?
     /// This process's own peak resident size when the child was spawned, KiB. Linux starts a
     /// spawned child's `ru_maxrss` from it, so a child peak at or below it is not the child's.
     var spawnerPeakKiB = 0
@@ -34,6 +38,12 @@ struct ChildUsage: Sendable {
 
     /// User plus system CPU seconds.
     var cpuSeconds: Double { userSeconds + systemSeconds }
+    /// CPU seconds per wall second from the mid-run sample to the exit: the cost of playing,
+    /// without start-up (nil without a sample).
+    var steadyCPUPerSecond: Double? {
+        guard let cpuAtSample, let sampleWallSeconds, wallSeconds - sampleWallSeconds > 0.5 else { return nil }
+        return (cpuSeconds - cpuAtSample) / (wallSeconds - sampleWallSeconds)
+    }
     /// Exited by itself with status 0.
     var succeeded: Bool { exitCode == 0 && !timedOut }
 
@@ -79,8 +89,10 @@ enum ChildProcess {
     /// Runs `arguments` (looked up on PATH) with stdin and stdout on /dev/null, stderr kept,
     /// `environment` added to this process's environment, in its own process group. The child
     /// (and its group) is killed if it outlives `timeLimit` seconds.
+    /// `sampleAfter`: seconds after the start at which the child's CPU time so far is read
+    /// from /proc (for `ChildUsage.steadyCPUPerSecond`).
     static func run(_ arguments: [String], environment extra: [String: String] = [:], timeLimit: TimeInterval,
-                    keepOutput: Bool = false) async throws -> ChildUsage {
+                    keepOutput: Bool = false, sampleAfter: TimeInterval? = nil) async throws -> ChildUsage {
         precondition(!arguments.isEmpty)
         let stem = FileManager.default.temporaryDirectory
             .appendingPathComponent("mediaplay-bench-\(getpid())-\(UUID().uuidString)").path
@@ -94,7 +106,7 @@ enum ChildProcess {
         let spawnerPeak = ownPeakResidentKiB()
         let started = monotonicSeconds()
         let pid = try spawn(arguments, environment: extra, outputPath: outputPath, errorPath: errorPath)
-        var usage = await reap(pid, timeLimit: timeLimit)
+        var usage = await reap(pid, timeLimit: timeLimit, sampleAfter: sampleAfter, started: started)
         usage.wallSeconds = monotonicSeconds() - started
         usage.spawnerPeakKiB = spawnerPeak
         if let data = FileManager.default.contents(atPath: errorPath) {
@@ -157,12 +169,21 @@ enum ChildProcess {
 
     /// Waits on a thread of its own for `pid` to exit (killing its group at `timeLimit`), then
     /// reaps it with `wait4` for its resource usage.
-    private static func reap(_ pid: pid_t, timeLimit: TimeInterval) async -> ChildUsage {
+    private static func reap(_ pid: pid_t, timeLimit: TimeInterval, sampleAfter: TimeInterval?, started: Double) async -> ChildUsage {
         await withCheckedContinuation { (continuation: CheckedContinuation<ChildUsage, Never>) in
-            // `exited` turns true once the child is a zombie; the timer kills only before that,
-            // so it never signals a recycled process id.
+            // `exited` turns true once the child is a zombie; the timers act only before that,
+            // so they never touch a recycled process id.
             let exited = Locked(false)
             let killed = Locked(false)
+            let sample = Locked<(cpu: Double, wall: Double)?>(nil)
+            if let sampleAfter {
+                DispatchQueue.global().asyncAfter(deadline: .now() + sampleAfter) {
+                    exited.withLock { hasExited in
+                        guard !hasExited, let cpu = cpuSecondsSoFar(pid) else { return }
+                        sample.set((cpu, monotonicSeconds() - started))
+                    }
+                }
+            }
             // After a normal exit the timer still fires once and finds nothing to do.
             DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit) {
                 exited.withLock { hasExited in
@@ -187,10 +208,22 @@ enum ChildProcess {
                     peakResidentKiB: Int(usage.ru_maxrss),
                     wallSeconds: 0,
                     timedOut: killed.get(),
-                    errorTail: ""))
+                    errorTail: "",
+                    cpuAtSample: sample.get()?.cpu,
+                    sampleWallSeconds: sample.get()?.wall))
             }
             waiter.start()
         }
+    }
+
+    /// User plus system CPU seconds a running process has used (all its threads), from
+    /// /proc/PID/stat; nil when it cannot be read.
+    private static func cpuSecondsSoFar(_ pid: pid_t) -> Double? {
+        guard let stat = readWholeFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Runs a short command (a tool's `--version`) and returns its standard output, or nil

@@ -57,6 +57,8 @@ struct BackendReport: Sendable {
 
     var cpuRatio: Double? { Statistics.ratio(playNone.cpu.median, playOwn.cpu.median) }
     var framesCPURatio: Double? { Statistics.ratio(playFrames.cpu.median, playOwn.cpu.median) }
+    /// Steady playback CPU (.none, start-up left out) over the own player's.
+    var steadyCPURatio: Double? { Statistics.ratio(playNone.steadyCPU.median, playOwn.steadyCPU.median) }
     var thumbnailRatio: Double? { Statistics.ratio(thumbnail.median, thumbnailFFmpeg.median) }
     /// Peak memory of `mediaplay play` (.none) over the own player's, MiB.
     var memoryExcess: Double? {

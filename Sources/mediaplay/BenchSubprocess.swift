@@ -101,6 +101,9 @@ struct Series: Sendable {
 struct PlaybackSeries: Sendable {
     /// User+sys CPU seconds per second of media.
     var cpu = Series()
+    /// User+sys CPU seconds per wall second from 2 s after the start to the exit (playing,
+    /// without start-up).
+    var steadyCPU = Series()
     /// Peak resident memory in MiB.
     var peakMiB = Series()
     /// Wall seconds from start to exit.
@@ -108,6 +111,7 @@ struct PlaybackSeries: Sendable {
 
     mutating func record(_ usage: ChildUsage, mediaSeconds: Double) {
         cpu.values.append(usage.cpuSeconds / mediaSeconds)
+        if let steady = usage.steadyCPUPerSecond { steadyCPU.values.append(steady) }
         if usage.peakIsChildOwn {
             peakMiB.values.append(Double(usage.peakResidentKiB) / 1024)
         } else {
@@ -118,6 +122,7 @@ struct PlaybackSeries: Sendable {
 
     mutating func fail(_ reason: String) {
         cpu.failure = reason
+        steadyCPU.failure = reason
         peakMiB.failure = reason
         wall.failure = reason
     }
@@ -152,6 +157,9 @@ struct ProcessMeasurements {
     let runs: Int
     let log: @Sendable (String) -> Void
 
+    /// When the steady playback CPU starts being counted, seconds after a player's start.
+    static let steadySampleAfter: TimeInterval = 2
+
     /// `mediaplay play` with `.none` and with `.frames`, and the own player, on the 1080p clip:
     /// runs alternate (.none, own, .frames, .none, own, .frames, ...). A configuration that fails
     /// once is not run again.
@@ -182,7 +190,8 @@ struct ProcessMeasurements {
                 let name = ["mediaplay .none", own.label, "mediaplay .frames"][configuration]
                 let usage: ChildUsage
                 do {
-                    usage = try await ChildProcess.run(command, environment: environment, timeLimit: limit)
+                    usage = try await ChildProcess.run(command, environment: environment, timeLimit: limit,
+                                                       sampleAfter: Self.steadySampleAfter)
                 } catch {
                     let reason = "\(error)"
                     switch configuration {
@@ -198,9 +207,9 @@ struct ProcessMeasurements {
                     case 1: ownSeries.record(usage, mediaSeconds: seconds)
                     default: frames.record(usage, mediaSeconds: seconds)
                     }
-                    log(String(format: "  run %d %@: %.2f CPU s (%.3f per media s), peak %.1f MiB, %.1f s wall",
-                               round, name, usage.cpuSeconds, usage.cpuSeconds / seconds,
-                               Double(usage.peakResidentKiB) / 1024, usage.wallSeconds))
+                    log(String(format: "  run %d %@: %.2f CPU s (%.3f per media s; %.3f per s after %.0f s), peak %.1f MiB, %.1f s wall",
+                               round, name, usage.cpuSeconds, usage.cpuSeconds / seconds, usage.steadyCPUPerSecond ?? .nan,
+                               Self.steadySampleAfter, Double(usage.peakResidentKiB) / 1024, usage.wallSeconds))
                 } else {
                     let reason = usage.failureDescription
                     log("  run \(round) \(name) failed: \(reason)")
