@@ -14,6 +14,11 @@ enum MPVConfiguration {
             ("config", "no"),
             ("terminal", "no"),
             ("load-scripts", "no"),
+            // mpv's built-in scripts (each a Lua state on its own thread; the stats overlay
+            // and the console also set up libass fonts before the first file opens).
+            ("load-stats-overlay", "no"),
+            ("load-osd-console", "no"),
+            ("load-auto-profiles", "no"),
             ("ytdl", "no"),
             ("osc", "no"),
             ("osd-level", "0"),
