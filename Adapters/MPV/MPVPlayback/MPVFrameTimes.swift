@@ -46,12 +46,13 @@ final class MPVFrameTimes: @unchecked Sendable {
     }
 
     /// The media time of a frame drawn on a request made at `requestedAt` (system uptime);
-    /// a redraw keeps the time of the frame it repeats. Render thread.
-    func stamp(requestedAt: TimeInterval, isNewFrame: Bool) -> TimeInterval {
+    /// a redraw keeps the time of the frame it repeats. `waitsForSample`: whether a sample may
+    /// still be on its way (not while the core holds still before it is prepared). Render thread.
+    func stamp(requestedAt: TimeInterval, isNewFrame: Bool, waitsForSample: Bool = true) -> TimeInterval {
         condition.lock()
         defer { condition.unlock() }
         guard isNewFrame else { return lastStamp }
-        let deadline = Date().addingTimeInterval(Self.sampleWait)
+        let deadline = Date().addingTimeInterval(waitsForSample ? Self.sampleWait : 0)
         while true {
             if let sample = samples.first(where: { $0.arrival > takenArrival && $0.arrival >= requestedAt - Self.earlyArrival }) {
                 lastStamp = sample.value

@@ -220,7 +220,9 @@ final class MPVSession: @unchecked Sendable {
     /// when a prepare or a seek waits for it.
     fileprivate func receive(_ picture: MPVRenderedPicture) {
         guard !isClosing else { return }
-        let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame)
+        // Before prepared the core is paused at the start: no later sample is coming.
+        let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame,
+                                    waitsForSample: shared.get().prepareReported)
         lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
         if picture.isNewFrame, sink.frames != nil {
             sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)

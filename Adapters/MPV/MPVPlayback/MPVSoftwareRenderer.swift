@@ -26,6 +26,9 @@ final class MPVRenderUpdates: @unchecked Sendable {
     var stopping = false
     var finished = false
     var targetSize = VideoSize.zero
+    /// A frame mpv handed over before the size was known, drawn only to let mpv go on; it is
+    /// drawn again (and handed on) once `setTargetSize` gives the size.
+    var owedFrame: (isNewFrame: Bool, requestedAt: TimeInterval)?
 
     /// Called by libmpv (any thread, no libmpv calls allowed): a frame is ready or a redraw is due.
     func raise() {
@@ -42,6 +45,11 @@ final class MPVRenderUpdates: @unchecked Sendable {
 /// and handed to `onPicture`. Created before the file is loaded (so mpv's `libmpv` video
 /// output has somewhere to draw); `stop()` ends the thread, unregisters the callback and frees
 /// the context, and must run before the core is destroyed.
+///
+/// The first frame can come before the session knows the natural size, and the session cannot
+/// learn it then: mpv's core waits (up to 200 ms) for that frame to be drawn before it answers
+/// property reads. Such a frame is drawn into a scratch pixel at once and drawn again at the
+/// natural size when `setTargetSize` gives it.
 ///
 /// The render thread calls only `mpv_render_*` functions and `onPicture`, never other libmpv
 /// functions, as render.h requires.
@@ -83,10 +91,12 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         return updates.pending || updates.drawing
     }
 
-    /// The size pictures are drawn at (the natural size); rendering waits until it is known.
+    /// The size pictures are drawn at (the natural size); a frame that came before it was
+    /// known is drawn now.
     func setTargetSize(_ size: VideoSize) {
         updates.condition.lock()
         updates.targetSize = size
+        if updates.owedFrame != nil, !size.isEmpty { updates.pending = true }
         updates.condition.broadcast()
         updates.condition.unlock()
     }
@@ -112,13 +122,20 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             updates.condition.lock()
             while !updates.pending && !updates.stopping { updates.condition.wait() }
             let stopping = updates.stopping
-            let requestedAt = updates.raisedAt
+            var requestedAt = updates.raisedAt
+            let size = updates.targetSize
+            let owed = size.isEmpty ? nil : updates.owedFrame
+            if owed != nil { updates.owedFrame = nil }
             updates.pending = false
             updates.drawing = !stopping
             updates.condition.unlock()
             if stopping { break }
             let flags = mpv_render_context_update(context)
-            if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 { renderFrame(requestedAt: requestedAt) }
+            if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 || owed != nil {
+                // An owed frame keeps its request time, unless a newer frame replaced it.
+                if let owed, flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) == 0 { requestedAt = owed.requestedAt }
+                renderFrame(size: size, requestedAt: requestedAt, owedNewFrame: owed?.isNewFrame == true)
+            }
             updates.condition.lock()
             updates.drawing = false
             updates.condition.unlock()
@@ -130,30 +147,25 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         updates.condition.unlock()
     }
 
-    /// The natural size, waiting up to a second for the event thread to learn it.
-    private func waitForTargetSize() -> VideoSize? {
-        updates.condition.lock()
-        defer { updates.condition.unlock() }
-        let deadline = Date().addingTimeInterval(1)
-        while updates.targetSize.isEmpty && !updates.stopping {
-            if !updates.condition.wait(until: deadline) { break }
-        }
-        return updates.targetSize.isEmpty || updates.stopping ? nil : updates.targetSize
-    }
-
-    private func renderFrame(requestedAt: TimeInterval) {
+    /// Draws the frame mpv has at `size` and hands it on; with no size yet, draws it into a
+    /// scratch pixel and owes it. `owedNewFrame`: this draws an owed frame that was new.
+    private func renderFrame(size knownSize: VideoSize, requestedAt: TimeInterval, owedNewFrame: Bool) {
         var info = mpv_render_frame_info()
         let infoStatus = withUnsafeMutablePointer(to: &info) { pointer in
             mpv_render_context_get_info(context, mpv_render_param(type: MPV_RENDER_PARAM_NEXT_FRAME_INFO, data: pointer))
         }
         let present = UInt64(MPV_RENDER_FRAME_INFO_PRESENT.rawValue)
         let redraw = UInt64(MPV_RENDER_FRAME_INFO_REDRAW.rawValue)
-        let isNewFrame = infoStatus >= 0 && info.flags & present != 0 && info.flags & redraw == 0
-
-        guard let size = waitForTargetSize() else {
-            PlaybackLog.log(.warning, "mpv", "render: video size unknown, frame skipped")
-            return
+        let isNewFrame = owedNewFrame || (infoStatus >= 0 && info.flags & present != 0 && info.flags & redraw == 0)
+        let owesFrame = knownSize.isEmpty
+        if owesFrame {
+            updates.condition.lock()
+            updates.owedFrame = (isNewFrame, requestedAt)
+            // The size may have come since this draw began: then draw the frame again at once.
+            if !updates.targetSize.isEmpty { updates.pending = true }
+            updates.condition.unlock()
         }
+        let size = owesFrame ? VideoSize(width: 1, height: 1) : knownSize
         let bytesPerRow = (size.width * 4 + 63) & ~63
         let byteCount = bytesPerRow * size.height
         if byteCount > bufferCapacity {
@@ -183,6 +195,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             PlaybackLog.log(.warning, "mpv", "mpv_render_context_render: \(MPVHandle.describe(status))")
             return
         }
+        guard !owesFrame else { return }
         // "rgb0" leaves the fourth byte undefined: make it opaque alpha.
         let bytes = buffer.assumingMemoryBound(to: UInt8.self)
         for row in 0..<size.height {
