@@ -58,8 +58,8 @@ let package = Package(
             dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
-            name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
-            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
+            name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc libswscale",
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base", "libswscale-dev"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"]))],

@@ -22,7 +22,7 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: `session` is touched only on `queue`; `frames` is thread-safe.
     private let instance: VLCInstance
     private let queue = DispatchQueue(label: "playback.vlc.engine")
-    private let frames = LastFrameStore()
+    private let frames = VLCPictureStore()
     private var session: VLCSession?
 
     /// An engine playing through `instance`.

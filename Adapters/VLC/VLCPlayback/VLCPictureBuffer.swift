@@ -2,50 +2,172 @@
 import Foundation
 import PlaybackKit
 
+/// The picture formats a libVLC video output may deliver into a `VLCPictureBuffer`.
+enum VLCPictureFormat: Equatable, Sendable {
+    /// 8-bit RGBA, what `VideoFrame` holds (libVLC converts every picture).
+    case rgba
+    /// 4:2:0 planes Y, U, V (libVLC's "I420"), limited range.
+    case i420
+    /// The same in full range ("J420").
+    case j420
+    /// Planes Y, V, U ("YV12").
+    case yv12
+    /// A Y plane and one plane of interleaved U, V ("NV12").
+    case nv12
+
+    /// The format for libVLC's four-character chroma `name`, if it is one the adapter takes
+    /// as it comes (8-bit 4:2:0 YUV, converted only when a thumbnail is wanted).
+    init?(yuvChroma name: String) {
+        switch name {
+        case "I420": self = .i420
+        case "J420": self = .j420
+        case "YV12": self = .yv12
+        case "NV12": self = .nv12
+        default: return nil
+        }
+    }
+
+    /// libVLC's four-character name.
+    var chroma: String {
+        switch self {
+        case .rgba: "RGBA"
+        case .i420: "I420"
+        case .j420: "J420"
+        case .yv12: "YV12"
+        case .nv12: "NV12"
+        }
+    }
+
+    /// Bytes per row of each plane for pictures `width` pixels wide (rows 32-byte aligned).
+    func pitches(width: Int) -> [Int] {
+        let chromaWidth = (width + 1) / 2
+        switch self {
+        case .rgba: return [align(width * 4)]
+        case .i420, .j420, .yv12: return [align(width), align(chromaWidth), align(chromaWidth)]
+        case .nv12: return [align(width), align(chromaWidth * 2)]
+        }
+    }
+
+    /// Rows of each plane for pictures `height` pixels high.
+    func lines(height: Int) -> [Int] {
+        let chromaHeight = (height + 1) / 2
+        switch self {
+        case .rgba: return [height]
+        case .i420, .j420, .yv12: return [height, chromaHeight, chromaHeight]
+        case .nv12: return [height, chromaHeight]
+        }
+    }
+
+    private func align(_ bytes: Int) -> Int { (bytes + 31) & ~31 }
+}
+
 /// The memory one libVLC video output draws into, made by the format callback and freed by
-/// the cleanup callback; it is the output's opaque pointer for the lock and display callbacks.
-final class VLCPictureBuffer {
+/// the cleanup callback (or later, while a thumbnail still refers to it); it is the output's
+/// opaque pointer for the lock, unlock and display callbacks.
+///
+/// It has several picture slots. libVLC copies each picture it shows (a new one or a
+/// redisplay) into a free slot; comparing it with the slot shown before tells a redisplay
+/// from a new picture (the comparison stops at the first different byte, so a new picture
+/// costs next to nothing and only a redisplay is read whole). In YUV formats the slot of the
+/// picture kept for thumbnails is left alone until another is kept, and converted to RGBA
+/// only when a thumbnail is asked for.
+final class VLCPictureBuffer: @unchecked Sendable {
+    // @unchecked: the slots are written by libVLC between the lock and unlock callbacks, which
+    // hold `access`, and read only with `access` held; `shown` and `corrected` are used on
+    // libVLC's video output thread only; the rest is immutable.
     let owner: VLCVideoCallbacks
+    /// The size pictures are drawn at.
     let size: VideoSize
-    let pitch: Int
-    let pixels: UnsafeMutableRawPointer
+    /// The size they are shown at (pixel aspect applied), unless corrected later.
+    let display: VideoSize
+    let format: VLCPictureFormat
+    /// Bytes per row and rows of each plane.
+    let pitches: [Int]
+    let lines: [Int]
     /// True once the output displayed a picture (video output thread only).
     var shown = false
+
+    private let slotBytes: Int
+    private let slots: [UnsafeMutableRawPointer]
+    private let access = NSLock()
+    /// Slot states, with `access` held.
+    private var writing: Int?
+    private var lastShown: Int?
+    private var kept: Int?
     private var corrected: UnsafeMutableRawPointer?
     private var correctedSize = VideoSize.zero
+    private var converter: VLCPictureConverter?
 
-    init(owner: VLCVideoCallbacks, size: VideoSize) {
+    /// A buffer for pictures of `size` in `format`, shown at `display`.
+    init(owner: VLCVideoCallbacks, size: VideoSize, display: VideoSize, format: VLCPictureFormat) {
         self.owner = owner
         self.size = size
-        pitch = (size.width * 4 + 31) & ~31
+        self.display = display
+        self.format = format
+        pitches = format.pitches(width: size.width)
+        lines = format.lines(height: size.height)
         // One spare row: some converters write a little past the last line.
-        pixels = UnsafeMutableRawPointer.allocate(byteCount: pitch * (size.height + 1), alignment: 64)
+        let bytes = zip(pitches, lines).reduce(0) { $0 + $1.0 * $1.1 } + pitches[0]
+        slotBytes = bytes
+        // RGBA pictures are copied out when kept, so the last shown and the one being
+        // written are enough; YUV pictures also keep the slot of the kept one.
+        let count = format == .rgba ? 2 : 3
+        slots = (0..<count).map { _ in
+            // Zeroed: libVLC never writes the row padding, which the comparison also reads.
+            let slot = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            slot.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+            return slot
+        }
     }
 
     deinit {
-        pixels.deallocate()
+        slots.forEach { $0.deallocate() }
         corrected?.deallocate()
     }
 
-    /// `frame` resampled to `display` (nearest neighbour).
-    static func resample(_ frame: VideoFrame, to display: VideoSize) -> VideoFrame {
-        var pixels = [UInt8](repeating: 0, count: display.width * 4 * display.height)
-        for row in 0..<display.height {
-            let sourceRow = min(frame.height - 1, (2 * row + 1) * frame.height / (2 * display.height))
-            for column in 0..<display.width {
-                let sourceColumn = min(frame.width - 1, (2 * column + 1) * frame.width / (2 * display.width))
-                let from = sourceRow * frame.bytesPerRow + sourceColumn * 4
-                let to = (row * display.width + column) * 4
-                pixels[to..<(to + 4)] = frame.pixels[from..<(from + 4)]
-            }
+    // MARK: - libVLC's video output thread
+
+    /// Starts writing a picture: returns the slot and fills `planes` with its plane pointers.
+    /// `access` stays held until `endWriting()`.
+    func beginWriting(planes: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Int {
+        access.lock()
+        let slot = (0..<slots.count).first { $0 != lastShown && $0 != kept } ?? 0
+        writing = slot
+        var plane = slots[slot]
+        for index in pitches.indices {
+            planes[index] = plane
+            plane += pitches[index] * lines[index]
         }
-        return VideoFrame(width: display.width, height: display.height, bytesPerRow: display.width * 4,
-                          pixels: pixels, presentationTime: frame.presentationTime)
+        return slot
     }
 
-    /// The picture to deliver: as drawn, or resampled to `display` when given (nearest
+    /// The picture is written.
+    func endWriting() {
+        writing = nil
+        access.unlock()
+    }
+
+    /// `slot` is displayed: returns true when it holds the same picture as the slot displayed
+    /// before (a redisplay).
+    func displayed(slot: Int) -> Bool {
+        access.withLock {
+            guard slots.indices.contains(slot) else { return false }
+            defer { lastShown = slot }
+            guard let previous = lastShown, previous != slot else { return false }
+            return memcmp(slots[previous], slots[slot], slotBytes - pitches[0]) == 0
+        }
+    }
+
+    /// Keeps the last displayed slot for thumbnails (YUV formats).
+    func keepLastShown() {
+        access.withLock { kept = lastShown }
+    }
+
+    /// The last displayed RGBA picture as drawn, or resampled to `display` when given (nearest
     /// neighbour, undoing libVLC's stretch over a padded buffer). Video output thread only.
-    func output(correctedTo display: VideoSize?) -> (bytes: UnsafeRawBufferPointer, size: VideoSize, pitch: Int) {
+    func rgbaOutput(correctedTo display: VideoSize?) -> (bytes: UnsafeRawBufferPointer, size: VideoSize, pitch: Int) {
+        let pixels = slots[access.withLock { lastShown } ?? 0]
+        let pitch = pitches[0]
         guard let display, display != size, !display.isEmpty else {
             return (UnsafeRawBufferPointer(start: pixels, count: pitch * size.height), size, pitch)
         }
@@ -67,16 +189,39 @@ final class VLCPictureBuffer {
         return (UnsafeRawBufferPointer(start: corrected, count: rowBytes * display.height), display, rowBytes)
     }
 
-    /// A hash of the picture's bytes, to tell a redisplay of the same picture from a new one.
-    func fingerprint() -> UInt64 {
-        let words = pitch * size.height / 8
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        let base = pixels.assumingMemoryBound(to: UInt64.self)
-        for index in 0..<words {
-            hash = (hash ^ base[index]) &* 0x100_0000_01b3
+    // MARK: - Any thread
+
+    /// The kept YUV picture converted to RGBA at `display`, stamped `presentationTime`; nil
+    /// when none is kept or the conversion fails.
+    func keptFrame(display: VideoSize, presentationTime: TimeInterval) -> VideoFrame? {
+        access.withLock {
+            guard let kept, format != .rgba, !display.isEmpty else { return nil }
+            if converter == nil { converter = VLCPictureConverter() }
+            var planes: [UnsafeRawPointer] = []
+            var plane = UnsafeRawPointer(slots[kept])
+            for index in pitches.indices {
+                planes.append(plane)
+                plane += pitches[index] * lines[index]
+            }
+            return converter?.rgbaFrame(format: format, planes: planes, pitches: pitches, size: size,
+                                        display: display, presentationTime: presentationTime)
         }
-        return hash
+    }
+
+    /// `frame` resampled to `display` (nearest neighbour).
+    static func resample(_ frame: VideoFrame, to display: VideoSize) -> VideoFrame {
+        var pixels = [UInt8](repeating: 0, count: display.width * 4 * display.height)
+        for row in 0..<display.height {
+            let sourceRow = min(frame.height - 1, (2 * row + 1) * frame.height / (2 * display.height))
+            for column in 0..<display.width {
+                let sourceColumn = min(frame.width - 1, (2 * column + 1) * frame.width / (2 * display.width))
+                let from = sourceRow * frame.bytesPerRow + sourceColumn * 4
+                let to = (row * display.width + column) * 4
+                pixels[to..<(to + 4)] = frame.pixels[from..<(from + 4)]
+            }
+        }
+        return VideoFrame(width: display.width, height: display.height, bytesPerRow: display.width * 4,
+                          pixels: pixels, presentationTime: frame.presentationTime)
     }
 }
-
 #endif

@@ -70,7 +70,9 @@ extension VLCSession {
         if percent < 100 {
             if var operation = seekOperation {
                 operation.sawBufferingStart = true
+                operation.bufferingReports += 1
                 seekOperation = operation
+                if operation.stage == .landing { resumeIfBufferingStalls(reports: operation.bufferingReports) }
             } else if phase == .starting {
                 startSawBufferingStart = true
             }
@@ -178,18 +180,16 @@ extension VLCSession {
 
     /// Brings the kept picture to the display size (it may have been drawn padded).
     func correctStoredPicture(to display: VideoSize) {
-        guard !display.isEmpty, let frame = frames.latest(), frame.size != display else { return }
-        frames.store(VLCPictureBuffer.resample(frame, to: display))
+        frames.correct(to: display)
     }
 
-    /// Hands the picture on screen to the `.frames` handler (once, while paused) with `time`.
+    /// Stamps the picture on screen with `time` and hands it to the `.frames` handler (once,
+    /// while paused); without a handler nothing is converted.
     func presentShownPicture(at time: TimeInterval) {
-        guard var frame = frames.latest() else { return }
-
-        frame.presentationTime = time
-        frames.store(frame)
+        guard frames.hasPicture else { return }
+        frames.setPresentationTime(time)
         clock.markPresentedWhilePaused()
-        guard sink.frames != nil else { return }
+        guard sink.frames != nil, let frame = frames.latest() else { return }
         frame.pixels.withUnsafeBytes { bytes in
             sink.presentFrame(bytes, size: frame.size, bytesPerRow: frame.bytesPerRow, presentationTime: time)
         }

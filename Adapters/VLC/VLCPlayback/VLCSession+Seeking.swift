@@ -83,14 +83,14 @@ extension VLCSession {
     }
 
     /// Sends the paused seek of the operation in flight: to just before the start of the frame
-    /// `runUpFrames` before the target frame (milliseconds, rounded down, so that this frame
+    /// `operation.runUpFrames` before the target frame (milliseconds, rounded down, so that this frame
     /// is the first one at or after it).
     func sendPausedSeek() {
         guard var operation = seekOperation, let player, let video else { return }
         operation.stage = .landing
         seekOperation = operation
         let targetStart = frameStart(at: operation.target)
-        let milliseconds = max(0, ((targetStart - Self.runUpFrames * frameDuration) * 1000).rounded(.down) - 1)
+        let milliseconds = max(0, ((targetStart - operation.runUpFrames * frameDuration) * 1000).rounded(.down) - 1)
         video.watchPausedSeek(start: milliseconds / 1000, target: targetStart, rate: Double(rate), frameDuration: frameDuration)
         player.setTime(Int64(milliseconds))
         let current = operation.token
@@ -99,6 +99,20 @@ extension VLCSession {
             guard let self, let operation = self.seekOperation, operation.token == current,
                   operation.stage == .landing else { return }
             PlaybackLog.log(.warning, "vlc", "libVLC did not report buffering after the paused seek to \(operation.target) s; resuming anyway")
+            self.landedForSeek()
+        }
+    }
+
+    /// Near the end of the media libVLC's buffering after a paused seek can stop short of
+    /// 100 % until the input plays: resume if no report follows the one numbered `reports`
+    /// for a while.
+    func resumeIfBufferingStalls(reports: Int) {
+        guard let operation = seekOperation else { return }
+        let current = operation.token
+        queue.asyncAfter(deadline: .now() + 0.25) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current,
+                  operation.stage == .landing, operation.bufferingReports == reports else { return }
+            PlaybackLog.log(.debug, "vlc", "buffering after the paused seek to \(operation.target) s stopped at \(Int(self.bufferingPercent)) %; resuming")
             self.landedForSeek()
         }
     }
@@ -117,7 +131,7 @@ extension VLCSession {
         // Without a Playing event (the input was still playing), time from the request.
         queue.asyncAfter(deadline: .now() + 0.4) { [weak video] in video?.assumeResumed(at: sentAt) }
         // If the target picture never comes (nothing left to show), settle anyway.
-        queue.asyncAfter(deadline: .now() + (Self.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { [weak self] in
+        queue.asyncAfter(deadline: .now() + (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { [weak self] in
             guard let self, let operation = self.seekOperation, operation.token == current,
                   operation.stage == .runningToTarget else { return }
             self.scheduleSeekSettle(after: 0)
@@ -199,10 +213,23 @@ extension VLCSession {
     }
 
     /// The watched picture is on screen: the target (paused seek) or the first after a seek
-    /// while playing, which the target follows within a moment.
-    func seekPictureShown() {
-        guard let operation = seekOperation,
+    /// while playing, which the target follows within a moment. `overshoot`: the paused
+    /// seek's picture came a frame or more after the target (dropped as late while the
+    /// decoder caught up for that long): land again further ahead, so that the decoder is
+    /// done when the target is due.
+    func seekPictureShown(overshoot: Double?) {
+        guard var operation = seekOperation,
               [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
+        if let overshoot, operation.stage == .runningToTarget, operation.retries < Self.overshootRetries, let player {
+            let lagFrames = ((overshoot + 0.05) * Double(rate) / frameDuration).rounded(.up)
+            operation.runUpFrames = max(operation.runUpFrames * 3, lagFrames + Self.runUpFrames)
+            operation.retries += 1
+            seekOperation = operation
+            PlaybackLog.log(.debug, "vlc", "paused seek to \(operation.target) s overshot (decoder \(Int(overshoot * 1000)) ms behind); landing \(Int(operation.runUpFrames)) frames ahead")
+            player.setPaused(true)
+            sendPausedSeek()
+            return
+        }
         if wantsPlaying {
             scheduleSeekSettle(after: VLCVideoCallbacks.settleTime(frameDuration: frameDuration) + 0.005)
         } else {

@@ -61,6 +61,12 @@ final class VLCSession: @unchecked Sendable {
         let token: Int
         /// A restart the engine does on its own (recovering a stuck input): not reported.
         var silent = false
+        /// How many frames before the target a paused seek lands (more after an overshoot).
+        var runUpFrames = VLCSession.runUpFrames
+        /// Paused seeks done again after an overshoot.
+        var retries = 0
+        /// libVLC's buffering reports under 100 % so far.
+        var bufferingReports = 0
     }
 
     /// How often positions and buffer figures are reported while playing.
@@ -76,12 +82,14 @@ final class VLCSession: @unchecked Sendable {
     /// A paused seek with pictures to watch lands this many frames before the target and
     /// plays from there: the pictures before the target time the one at it.
     static let runUpFrames = 2.0
+    /// How often a paused seek that overshot the target is done again from further ahead.
+    static let overshootRetries = 3
 
     // MARK: - State
 
     let instance: VLCInstance
     let queue: DispatchQueue
-    let frames: LastFrameStore
+    let frames: VLCPictureStore
     let source: MediaSource
     let options: PlaybackOptions
     let sink: EngineSink
@@ -117,7 +125,7 @@ final class VLCSession: @unchecked Sendable {
     /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
     var stateChangeSentAt: Double?
 
-    init(instance: VLCInstance, queue: DispatchQueue, frames: LastFrameStore, source: MediaSource,
+    init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
          options: PlaybackOptions, sink: EngineSink) {
         self.instance = instance
         self.queue = queue
@@ -198,9 +206,9 @@ final class VLCSession: @unchecked Sendable {
             let callbacks = VLCVideoCallbacks(store: frames, clock: clock, sink: sink, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
-            }, onSeekPicture: { [weak self] in
+            }, onSeekPicture: { [weak self] overshoot in
                 guard let self else { return }
-                self.queue.async { [weak self] in self?.seekPictureShown() }
+                self.queue.async { [weak self] in self?.seekPictureShown(overshoot: overshoot) }
             }, onLanded: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.landedForSeek() }

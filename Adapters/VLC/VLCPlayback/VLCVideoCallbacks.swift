@@ -4,8 +4,10 @@ import Foundation
 import PlaybackKit
 
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
-/// `libvlc_video_set_format_callbacks`) as RGBA at the display size, keeps the last one for
-/// thumbnails and hands them to the `.frames` handler when there is one.
+/// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
+/// the `.frames` handler when there is one. For the handler they come as RGBA at the display
+/// size; without one, in the decoder's own 4:2:0 YUV format when it is one the adapter can
+/// convert (libVLC then only copies each picture, and a thumbnail is converted when asked for).
 final class VLCVideoCallbacks: @unchecked Sendable {
     // @unchecked: every stored property is immutable or Locked; pictures live in
     // `VLCPictureBuffer`s, one per libVLC video output.
@@ -15,15 +17,14 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// media's tracks; libVLC 3 offers the decoder's padded buffer size instead (e.g. 320x258
     /// for 320x240), which would stretch the picture.
     private let sizeHint = Locked<(storage: VideoSize, display: VideoSize)?>(nil)
-    private let store: LastFrameStore
+    private let store: VLCPictureStore
     private let clock: VLCMediaClock
     private let sink: EngineSink
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
     private let watch = Locked(Watch.off)
-    private let lastFingerprint = Locked<UInt64?>(nil)
     private let onPicture: @Sendable () -> Void
-    private let onSeekPicture: @Sendable () -> Void
+    private let onSeekPicture: @Sendable (_ overshoot: Double?) -> Void
     private let onLanded: @Sendable () -> Void
     private let onNewPictureSize: @Sendable (VideoSize) -> Void
     /// Display sizes for pictures libVLC draws at another (padded) size, by drawn size.
@@ -31,12 +32,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     /// Pictures go to `store` and, when the sink wants frames, to the sink; `onPicture` is told
     /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
-    /// picture after a seek while playing and about the target picture of a paused seek,
-    /// `onLanded` when a paused seek has buffered.
+    /// picture after a seek while playing and about the target picture of a paused seek (with
+    /// the decoder's lag when the picture came a frame or more after the target, see
+    /// `Watch`), `onLanded` when a paused seek has buffered.
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
-    init(store: LastFrameStore, clock: VLCMediaClock, sink: EngineSink,
-         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable () -> Void,
+    init(store: VLCPictureStore, clock: VLCMediaClock, sink: EngineSink,
+         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
          onLanded: @escaping @Sendable () -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.clock = clock
@@ -86,6 +88,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// picture at its media time from there. The resume is known to the microsecond (libVLC
     /// sends its Playing event from the input thread as it unpauses), and pictures are never
     /// shown early, so the wanted picture is the first new one shown once it is due.
+    ///
+    /// libVLC does not wait for its decoder while paused, so after a long preroll (far from a
+    /// keyframe, large pictures) the decoder may still be catching up when the target is due,
+    /// and libVLC drops the target as too late: the first picture shown is then due a frame
+    /// or more after the target. That is reported as an overshoot with the decoder's lag (how
+    /// long after the resume the first picture came), and the seek is done again from further
+    /// ahead.
     private enum Watch: Equatable {
         /// Every picture is kept.
         case off
@@ -103,7 +112,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         case awaitingResume(SeekWatch)
         /// The input resumed at `resumedAt` (monotonic seconds): `start` is due `wakeUp` later,
         /// the following pictures at their media times.
-        case runningToTarget(SeekWatch, resumedAt: Double)
+        /// `firstShownAt`: when the first new picture after the resume was shown.
+        case runningToTarget(SeekWatch, resumedAt: Double, firstShownAt: Double?)
         /// A seek: the wanted picture was shown; later ones are ignored while holding.
         case seekShown(hold: Bool)
     }
@@ -160,7 +170,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         let now = Self.now()
         watch.withLock { state in
             guard case .awaitingResume(let seek) = state else { return }
-            state = .runningToTarget(seek, resumedAt: now)
+            state = .runningToTarget(seek, resumedAt: now, firstShownAt: nil)
         }
     }
 
@@ -169,7 +179,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     func assumeResumed(at time: Double) {
         watch.withLock { state in
             guard case .awaitingResume(let seek) = state else { return }
-            state = .runningToTarget(seek, resumedAt: time)
+            state = .runningToTarget(seek, resumedAt: time, firstShownAt: nil)
         }
     }
 
@@ -207,6 +217,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var keep = true
         /// It is the picture a seek waits for.
         var seekPicture = false
+        /// For the target of a paused seek shown a frame or more late: the decoder's lag.
+        var overshoot: Double?
     }
 
     /// Whether a picture displayed now is kept, and whether a seek waits for it.
@@ -223,15 +235,21 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 guard !repeated else { return Verdict() }
                 state = .seekShown(hold: false)
                 return Verdict(seekPicture: true)
-            case .runningToTarget(let seek, let resumedAt):
+            case .runningToTarget(let seek, let resumedAt, let firstShownAt):
                 guard !repeated else { return Verdict() }
-                let due = seek.start + max(0, Self.now() - resumedAt - Self.wakeUp) * seek.rate
+                let now = Self.now()
+                let first = firstShownAt ?? now
+                state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first)
+                let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
                 // Pictures are never shown early (measured: 0.3 ms late at best), but late ones
                 // are (up to 21 ms on a loaded machine): the target is the first picture shown
                 // once it is due, less a small allowance; the frame before it would have to be
                 // almost a whole frame late to pass for it.
                 guard due >= seek.target - Self.earlyAllowance(frame: seek.frame) else { return Verdict() }
                 state = .seekShown(hold: true)
+                guard due < seek.target + seek.frame / 2 else {
+                    return Verdict(seekPicture: true, overshoot: max(0, first - resumedAt - Self.wakeUp))
+                }
                 return Verdict(seekPicture: true)
             case .seekShown(let hold):
                 return Verdict(keep: !hold)
@@ -248,46 +266,51 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// Registers the callbacks on `player`; `self` must outlive the player.
     func install(on player: OpaquePointer) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        libvlc_video_set_callbacks(player, videoLockCallback, nil, videoDisplayCallback, context)
+        libvlc_video_set_callbacks(player, videoLockCallback, videoUnlockCallback, videoDisplayCallback, context)
         libvlc_video_set_format_callbacks(player, videoFormatCallback, videoCleanupCallback)
     }
 
     // MARK: - Called by libVLC's video output thread
 
-    /// Chooses the picture format for a new video output: RGBA at the display size. Returns
-    /// the buffer the output draws into, or nil to refuse.
+    /// Chooses the picture format for a new video output: without a `.frames` handler, the
+    /// offered 4:2:0 YUV format at the stored size (libVLC still copies it through its
+    /// converter, as the output's visible area never matches the decoder's padded one, but
+    /// without converting); otherwise RGBA at the display size. Returns the buffer the output
+    /// draws into, or nil to refuse.
     fileprivate func configure(chroma: UnsafeMutablePointer<CChar>, width: inout UInt32, height: inout UInt32,
                                pitches: UnsafeMutablePointer<UInt32>, lines: UnsafeMutablePointer<UInt32>) -> VLCPictureBuffer? {
         let offered = VideoSize(width: Int(width), height: Int(height))
-        var size = offered
+        let offeredChroma = String(cString: chroma)
+        var storage = offered
+        var display = offered
         if let hint = sizeHint.get(),
            (hint.storage.width...(hint.storage.width + 64)).contains(offered.width),
            (hint.storage.height...(hint.storage.height + 64)).contains(offered.height) {
-            size = hint.display
+            storage = hint.storage
+            display = hint.display
         }
-        guard !size.isEmpty else { return nil }
-        // "RGBA": bytes R, G, B, A in memory, what VideoFrame holds.
-        for (index, byte) in "RGBA".utf8.enumerated() { chroma[index] = CChar(bitPattern: byte) }
+        guard !display.isEmpty else { return nil }
+        let format = sink.frames == nil ? VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba : .rgba
+        let size = format == .rgba ? display : storage
+        // Four characters, e.g. "RGBA": bytes R, G, B, A in memory, what VideoFrame holds.
+        for (index, byte) in format.chroma.utf8.enumerated() { chroma[index] = CChar(bitPattern: byte) }
         width = UInt32(size.width)
         height = UInt32(size.height)
-        let buffer = VLCPictureBuffer(owner: self, size: size)
-        pitches[0] = UInt32(buffer.pitch)
-        lines[0] = UInt32(size.height)
+        let buffer = VLCPictureBuffer(owner: self, size: size, display: display, format: format)
+        for (index, pitch) in buffer.pitches.enumerated() { pitches[index] = UInt32(pitch) }
+        for (index, count) in buffer.lines.enumerated() { lines[index] = UInt32(count) }
         currentSize.set(size)
-        PlaybackLog.log(.debug, "vlc", "video format: offered \(offered), delivering RGBA \(size)")
+        PlaybackLog.log(.debug, "vlc", "video format: offered \(offeredChroma) \(offered), delivering \(format.chroma) \(size)")
         return buffer
     }
 
-    fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer) {
+    /// libVLC shows the picture it wrote into `slot` of `picture`.
+    fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer, slot: Int) {
         shownPicture.set(true)
-        let fingerprint = picture.fingerprint()
-        let repeated = lastFingerprint.withLock { last -> Bool in
-            defer { last = fingerprint }
-            return last == fingerprint
-        }
+        let repeated = picture.displayed(slot: slot)
         let watched = watchPicture(repeated: repeated)
         // Told after the picture is stored: the engine then reads it back.
-        defer { if watched.seekPicture { onSeekPicture() } }
+        defer { if watched.seekPicture { onSeekPicture(watched.overshoot) } }
         guard watched.keep else {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
             return
@@ -297,11 +320,24 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             onNewPictureSize(picture.size)
         }
         let stamp = clock.stampPicture(repeated: repeated)
-        let (bytes, size, pitch) = picture.output(correctedTo: corrections.get()[picture.size])
+        let correction = corrections.get()[picture.size]
+        guard picture.format == .rgba else {
+            // No `.frames` handler: the picture stays in its slot until a thumbnail is wanted.
+            if !repeated { picture.keepLastShown() }
+            store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
+            notifyIfAsked()
+            return
+        }
+        let (bytes, size, pitch) = picture.rgbaOutput(correctedTo: correction)
         store.store(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         if stamp.present, sink.frames != nil {
             sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         }
+        notifyIfAsked()
+    }
+
+    /// Calls `onPicture` if `notifyOnNextPicture()` asked for it.
+    private func notifyIfAsked() {
         let notify = notifyPicture.withLock { wanted -> Bool in
             defer { wanted = false }
             return wanted
@@ -328,15 +364,23 @@ private let videoCleanupCallback: libvlc_video_cleanup_cb = { opaque in
     Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).release()
 }
 
+// The picture identifier libVLC hands from the lock callback to the others is the slot
+// number plus one (never null).
+
 private let videoLockCallback: libvlc_video_lock_cb = { opaque, planes in
-    guard let opaque else { return nil }
-    planes?[0] = Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue().pixels
-    return nil
+    guard let opaque, let planes else { return nil }
+    let slot = Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue().beginWriting(planes: planes)
+    return UnsafeMutableRawPointer(bitPattern: slot + 1)
 }
 
-private let videoDisplayCallback: libvlc_video_display_cb = { opaque, _ in
+private let videoUnlockCallback: libvlc_video_unlock_cb = { opaque, _, _ in
+    guard let opaque else { return }
+    Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue().endWriting()
+}
+
+private let videoDisplayCallback: libvlc_video_display_cb = { opaque, picture in
     guard let opaque else { return }
     let buffer = Unmanaged<VLCPictureBuffer>.fromOpaque(opaque).takeUnretainedValue()
-    buffer.owner.pictureDisplayed(buffer)
+    buffer.owner.pictureDisplayed(buffer, slot: Int(bitPattern: picture) - 1)
 }
 #endif
