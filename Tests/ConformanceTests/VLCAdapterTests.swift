@@ -234,6 +234,23 @@ struct VLCAdapterTests {
         #expect(!events.all.dropFirst(mark).contains(.playbackStateChanged(.playing)))
     }
 
+    @Test("paused seeks land on the exact frame, also just either side of a frame boundary and near a keyframe")
+    func pausedSeekSweep() async throws {
+        let player = try makeVLCPlayer("frames.mp4")
+        defer { player.shutdown() }
+        let events = VLCTestEvents(player)
+        player.prepareToPlay()
+        #expect(await events.prepared())
+        // frames.mp4: 25 fps, keyframes every 2 s; 2.039 and 2.041 straddle the start of frame 51.
+        for target in [1.96, 2.0, 2.039, 2.041, 2.08, 0.08, 0.04, 0.05, 6.52, 3.999, 9.96, 4.0] {
+            let mark = events.count
+            player.currentPlaybackTime = target
+            #expect(await events.seekCompleted(since: mark) != nil, "no .seekCompleted for \(target) s")
+            #expect(frameNumberOnScreen(player) == FramePattern.frame(at: target), "seek to \(target) s")
+            #expect(player.playbackState == .paused)
+        }
+    }
+
     @Test("a seek while playing keeps playing from the target")
     func seekWhilePlaying() async throws {
         let player = try makeVLCPlayer("frames.mp4")

@@ -83,14 +83,15 @@ extension VLCSession {
     }
 
     /// Sends the paused seek of the operation in flight: to just before the start of the frame
-    /// `operation.runUpFrames` before the target frame (milliseconds, rounded down, so that this frame
-    /// is the first one at or after it).
+    /// `operation.runUpFrames` before the target frame (milliseconds, rounded down, so that this
+    /// frame is the first one at or after it), but not before 1 ms: a seek to 0 has no preroll,
+    /// and libVLC's clock then starts at the first decode time, before 0 with B-frames.
     func sendPausedSeek() {
         guard var operation = seekOperation, let player, let video else { return }
         operation.stage = .landing
         seekOperation = operation
         let targetStart = frameStart(at: operation.target)
-        let milliseconds = max(0, ((targetStart - operation.runUpFrames * frameDuration) * 1000).rounded(.down) - 1)
+        let milliseconds = max(1, ((targetStart - operation.runUpFrames * frameDuration) * 1000).rounded(.down) - 1)
         video.watchPausedSeek(start: milliseconds / 1000, target: targetStart, rate: Double(rate), frameDuration: frameDuration)
         player.setTime(Int64(milliseconds))
         let current = operation.token
