@@ -3,11 +3,15 @@ import PlaybackKit
 
 // MARK: - Outcomes a check throws
 
-/// Thrown by a check that found the player breaking the contract.
-struct CheckFailure: Error, CustomStringConvertible {
-    let reason: String
-    init(_ reason: String) { self.reason = reason }
-    var description: String { reason }
+/// Thrown by a check, or by a wait of `EventRecorder` or `FrameCollector`, that found the
+/// player breaking the contract; `reason` says how.
+public struct CheckFailure: Error, CustomStringConvertible {
+    /// What went wrong, in a sentence.
+    public let reason: String
+    /// A failure for `reason`.
+    public init(_ reason: String) { self.reason = reason }
+    /// The reason.
+    public var description: String { reason }
 }
 
 /// Thrown by a check that cannot run here, for a reason the suite states.

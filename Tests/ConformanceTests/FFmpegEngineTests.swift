@@ -5,109 +5,7 @@ import PlaybackConformance
 import PlaybackKit
 import Testing
 
-// MARK: - Fixtures and event recording
-
-/// Keeps every event of a player and resumes waiters when a matching one arrives (or when
-/// their timeout passes).
-private final class EventRecorder: @unchecked Sendable {
-    // @unchecked: `log` and `pending` are only touched while holding `lock`.
-    private struct Pending {
-        let id: Int
-        let from: Int
-        let matches: @Sendable (PlaybackEvent) -> Bool
-        let continuation: CheckedContinuation<PlaybackEvent?, Never>
-    }
-
-    private let lock = NSLock()
-    private var log: [PlaybackEvent] = []
-    private var pending: [Pending] = []
-    private var nextID = 0
-    private var listener: Task<Void, Never>?
-
-    init(_ player: any MediaPlayback) {
-        let stream = player.events
-        listener = Task { [weak self] in
-            for await event in stream { self?.record(event) }
-        }
-    }
-
-    deinit { listener?.cancel() }
-
-    var events: [PlaybackEvent] { lock.withLock { log } }
-    var count: Int { lock.withLock { log.count } }
-
-    private func record(_ event: PlaybackEvent) {
-        let woken = lock.withLock { () -> [CheckedContinuation<PlaybackEvent?, Never>] in
-            log.append(event)
-            let index = log.count - 1
-            let due = pending.filter { index >= $0.from && $0.matches(event) }
-            pending.removeAll { index >= $0.from && $0.matches(event) }
-            return due.map(\.continuation)
-        }
-        for continuation in woken { continuation.resume(returning: event) }
-    }
-
-    /// The first event at index `from` or later that `matches`, waiting at most `timeout` s.
-    func next(from: Int = 0, timeout: TimeInterval, where matches: @escaping @Sendable (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
-        await withCheckedContinuation { continuation in
-            let id = lock.withLock { () -> Int? in
-                if let found = log.dropFirst(from).first(where: matches) {
-                    continuation.resume(returning: found)
-                    return nil
-                }
-                nextID += 1
-                pending.append(Pending(id: nextID, from: from, matches: matches, continuation: continuation))
-                return nextID
-            }
-            guard let id else { return }
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(timeout))
-                let expired = self?.lock.withLock { () -> CheckedContinuation<PlaybackEvent?, Never>? in
-                    guard let self, let index = self.pending.firstIndex(where: { $0.id == id }) else { return nil }
-                    return self.pending.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
-        }
-    }
-
-    /// True once prepared; false on a failure or timeout.
-    func waitPrepared(timeout: TimeInterval = 10) async -> Bool {
-        let event = await next(timeout: timeout) { event in
-            if case .preparedToPlay = event { return true }
-            if case .finished = event { return true }
-            return false
-        }
-        return event == .preparedToPlay
-    }
-
-    func waitSeek(from: Int, timeout: TimeInterval = 5) async -> TimeInterval? {
-        if case .seekCompleted(let reached)? = await next(from: from, timeout: timeout, where: { if case .seekCompleted = $0 { true } else { false } }) {
-            return reached
-        }
-        return nil
-    }
-
-    func waitFinish(from: Int = 0, timeout: TimeInterval) async -> FinishReason? {
-        if case .finished(let reason)? = await next(from: from, timeout: timeout, where: { if case .finished = $0 { true } else { false } }) {
-            return reason
-        }
-        return nil
-    }
-}
-
-/// Frames from a `.frames` output with the wall time they arrived.
-private final class FrameRecorder: @unchecked Sendable {
-    // @unchecked: `frames` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var frames: [(wall: TimeInterval, frame: VideoFrame)] = []
-
-    func add(_ frame: VideoFrame) {
-        lock.withLock { frames.append((ProcessInfo.processInfo.systemUptime, frame)) }
-    }
-
-    var all: [(wall: TimeInterval, frame: VideoFrame)] { lock.withLock { frames } }
-}
+// MARK: - Fixtures
 
 private func player(_ name: String, video: VideoOutput = .none, audio: AudioOutput = .null,
                     configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> any MediaPlayback {
@@ -224,9 +122,7 @@ struct FFmpegEngineTests {
     func prepare() async throws {
         let player = try player("frames.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 10) <= oneFrame)
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
         #expect(player.playbackState == .paused)
@@ -244,9 +140,7 @@ struct FFmpegEngineTests {
     func anamorphic() async throws {
         let player = try player("anamorphic.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(player.naturalSize == VideoSize(width: 480, height: 240))
         #expect(player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 240))
     }
@@ -255,9 +149,7 @@ struct FFmpegEngineTests {
     func audioOnly() async throws {
         let player = try player("audio-only.m4a")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 6) < 0.1)
         #expect(player.naturalSize == .zero)
         #expect(player.thumbnailAtCurrentTime() == nil)
@@ -267,9 +159,7 @@ struct FFmpegEngineTests {
     func realTime(_ name: String) async throws {
         let player = try player(name)
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         player.play()
         let (media, wall) = try await measureAdvance(player, seconds: 2)
         let ratio = media / wall
@@ -281,9 +171,7 @@ struct FFmpegEngineTests {
     func pauseResumeSeekWhilePlaying() async throws {
         let player = try player("frames.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        let events = try await EventRecorder.prepared(player)
         player.play()
         try await Task.sleep(for: .milliseconds(700))
         player.pause()
@@ -294,9 +182,9 @@ struct FFmpegEngineTests {
         player.play()
         try await Task.sleep(for: .milliseconds(500))
         #expect(player.currentPlaybackTime > held + 0.3 && player.currentPlaybackTime < held + 0.8)
-        let mark = events.count
+        let mark = events.mark
         player.currentPlaybackTime = 6.0
-        let reached = try #require(await events.waitSeek(from: mark))
+        let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 6.0) <= oneFrame)
         #expect(player.playbackState == .playing)
         try await Task.sleep(for: .milliseconds(500))
@@ -311,9 +199,7 @@ struct FFmpegEngineTests {
     func systemAudio() async throws {
         let player = try player("frames.mp4", audio: .system)
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        let events = try await EventRecorder.prepared(player)
         player.playbackVolume = 0.5
         player.play()
         let (media, wall) = try await measureAdvance(player, seconds: 2)
@@ -323,10 +209,10 @@ struct FFmpegEngineTests {
         let held = player.currentPlaybackTime
         try await Task.sleep(for: .milliseconds(400))
         #expect(abs(player.currentPlaybackTime - held) < 0.001)
-        let mark = events.count
+        let mark = events.mark
         player.play()
         player.currentPlaybackTime = 1.0
-        let reached = try #require(await events.waitSeek(from: mark))
+        let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 1.0) <= oneFrame)
         #expect(player.playbackState == .playing)
     }
@@ -335,9 +221,7 @@ struct FFmpegEngineTests {
     func doubleRate(_ name: String) async throws {
         let player = try player(name)
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         player.playbackRate = 2
         player.play()
         let (media, wall) = try await measureAdvance(player, seconds: 1.5)
@@ -349,12 +233,10 @@ struct FFmpegEngineTests {
     func accurateSeek() async throws {
         let player = try player("frames.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
-        let mark = events.count
+        let events = try await EventRecorder.prepared(player)
+        let mark = events.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await events.waitSeek(from: mark))
+        let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 5.0) <= oneFrame)
         let picture = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: picture) == 125)
@@ -364,12 +246,10 @@ struct FFmpegEngineTests {
     func audioAccurateSeek() async throws {
         let player = try player("audio-only.m4a")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
-        let mark = events.count
+        let events = try await EventRecorder.prepared(player)
+        let mark = events.mark
         player.currentPlaybackTime = 2.01
-        let reached = try #require(await events.waitSeek(from: mark))
+        let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 2.01) < 0.001)
     }
 
@@ -377,12 +257,10 @@ struct FFmpegEngineTests {
     func keyframeSeek() async throws {
         let player = try player("frames.mp4") { $0.accurateSeek = false }
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
-        let mark = events.count
+        let events = try await EventRecorder.prepared(player)
+        let mark = events.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await events.waitSeek(from: mark))
+        let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
         // GOP 50 at 25 fps: keyframes at 0, 2, 4, ... seconds.
         #expect(abs(reached - 4.0) <= oneFrame)
         let picture = try #require(player.thumbnailAtCurrentTime())
@@ -393,15 +271,13 @@ struct FFmpegEngineTests {
     func seekWhilePaused() async throws {
         let player = try player("frames.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        let events = try await EventRecorder.prepared(player)
         player.play()
         try await Task.sleep(for: .milliseconds(500))
         player.pause()
-        let mark = events.count
+        let mark = events.mark
         player.currentPlaybackTime = 7.2
-        _ = try #require(await events.waitSeek(from: mark))
+        try await events.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(player.playbackState == .paused)
         let picture = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: picture) == 180)
@@ -415,21 +291,19 @@ struct FFmpegEngineTests {
     func endAndRestart() async throws {
         let player = try player("short.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        let events = try await EventRecorder.prepared(player)
         player.play()
-        let reason = await events.waitFinish(timeout: 8)
+        let reason = try await events.waitForFinish(timeout: 8)
         #expect(reason == .playbackEnded)
         #expect(player.playbackState == .stopped)
         #expect(abs(player.currentPlaybackTime - 3) < 0.1)
-        let mark = events.count
+        let mark = events.mark
         player.play()
-        _ = await events.next(from: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
+        _ = await events.first(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
         try await Task.sleep(for: .milliseconds(800))
         #expect(player.playbackState == .playing)
         #expect(player.currentPlaybackTime > 0.3 && player.currentPlaybackTime < 1.5)
-        let finishes = events.events.filter { if case .finished = $0 { true } else { false } }
+        let finishes = events.events().filter { if case .finished = $0 { true } else { false } }
         #expect(finishes.count == 1)
     }
 
@@ -444,8 +318,8 @@ struct FFmpegEngineTests {
         defer { player.shutdown() }
         let events = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await events.waitFinish(timeout: 10)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await events.waitForFinish(timeout: 10)
+        guard case .playbackError(let error) = reason else {
             Issue.record("\(name): expected an error, got \(String(describing: reason))")
             return
         }
@@ -460,8 +334,8 @@ struct FFmpegEngineTests {
         defer { player.shutdown() }
         let events = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await events.waitFinish(timeout: 10)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await events.waitForFinish(timeout: 10)
+        guard case .playbackError(let error) = reason else {
             Issue.record("expected a decode error, got \(String(describing: reason))")
             return
         }
@@ -479,8 +353,8 @@ struct FFmpegEngineTests {
         defer { player.shutdown() }
         let events = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await events.waitFinish(timeout: 10)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await events.waitForFinish(timeout: 10)
+        guard case .playbackError(let error) = reason else {
             Issue.record("expected a network error, got \(String(describing: reason))")
             return
         }
@@ -491,22 +365,20 @@ struct FFmpegEngineTests {
 
     @Test("frames output delivers natural-size RGBA pictures with rising timestamps")
     func framesOutput() async throws {
-        let recorder = FrameRecorder()
-        let player = try player("frames.mp4", video: .frames(viewport: nil, handler: { recorder.add($0) }))
+        let collector = FrameCollector()
+        let player = try player("frames.mp4", video: .frames(viewport: nil, handler: collector.handler))
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        _ = try await EventRecorder.prepared(player)
         player.play()
         try await Task.sleep(for: .seconds(1.5))
         player.pause()
-        let frames = recorder.all.map(\.frame)
+        let frames = collector.records
         #expect(frames.count >= 25)
         #expect(frames.allSatisfy { $0.size == VideoSize(width: 320, height: 240) })
         let times = frames.map(\.presentationTime)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
         for frame in frames.suffix(10) {
-            #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: frame.presentationTime))
+            #expect(frame.number == FramePattern.frame(at: frame.presentationTime))
         }
     }
 
@@ -514,15 +386,13 @@ struct FFmpegEngineTests {
     func stopAndReprepare() async throws {
         let player = try player("frames.mp4")
         defer { player.shutdown() }
-        let events = EventRecorder(player)
-        player.prepareToPlay()
-        #expect(await events.waitPrepared())
+        let events = try await EventRecorder.prepared(player)
         player.play()
         player.stop()
-        #expect(await events.waitFinish(timeout: 5) == .userExited)
-        let mark = events.count
+        #expect(try await events.waitForFinish(timeout: 5) == .userExited)
+        let mark = events.mark
         player.prepareToPlay()
-        #expect(await events.next(from: mark, timeout: 10) { $0 == .preparedToPlay } != nil)
+        try await events.waitForPrepared(since: mark, timeout: 10)
     }
 }
 #endif

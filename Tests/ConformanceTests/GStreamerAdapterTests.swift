@@ -7,106 +7,13 @@ import Testing
 
 // MARK: - Helpers
 
-/// Fixtures made by scripts/make-fixtures.sh.
-/// A GStreamer player on a fixture, silent by default, with its events recorded.
-private func gstPlayer(_ name: String, video: VideoOutput = .none, accurateSeek: Bool = true) throws -> (any MediaPlayback, GStreamerEventLog) {
+/// A GStreamer player on a fixture (made by scripts/make-fixtures.sh), silent by default,
+/// with its events recorded.
+private func gstPlayer(_ name: String, video: VideoOutput = .none, accurateSeek: Bool = true) throws -> (any MediaPlayback, EventRecorder) {
     var options = PlaybackOptions(videoOutput: video, audioOutput: .null)
     options.accurateSeek = accurateSeek
     let player = try GStreamerBackend().makePlayer(url: try TestFixtures.file(name), options: options)
-    return (player, GStreamerEventLog(player))
-}
-
-/// Every event of a player, with waits that give up after a timeout.
-private final class GStreamerEventLog: Sendable {
-    private struct Waiter {
-        let id: Int
-        let from: Int
-        let match: @Sendable (PlaybackEvent) -> Bool
-        let continuation: CheckedContinuation<PlaybackEvent?, Never>
-    }
-    private struct State {
-        var events: [PlaybackEvent] = []
-        var waiters: [Waiter] = []
-        var nextID = 0
-    }
-
-    private let state = Locked(State())
-    private let reader: Task<Void, Never>
-
-    init(_ player: any MediaPlayback) {
-        let stream = player.events
-        let state = self.state
-        reader = Task.detached {
-            for await event in stream {
-                let ready = state.withLock { s -> [CheckedContinuation<PlaybackEvent?, Never>] in
-                    s.events.append(event)
-                    let index = s.events.count - 1
-                    let hits = s.waiters.filter { index >= $0.from && $0.match(event) }
-                    s.waiters.removeAll { w in hits.contains { $0.id == w.id } }
-                    return hits.map(\.continuation)
-                }
-                ready.forEach { $0.resume(returning: event) }
-            }
-        }
-    }
-
-    deinit { reader.cancel() }
-
-    /// The events so far.
-    var events: [PlaybackEvent] { state.get().events }
-    /// How many events arrived so far (a starting point for `wait(since:)`).
-    var mark: Int { state.get().events.count }
-
-    /// The first event at index `since` or later that `match` accepts; nil after `timeout`.
-    func wait(since: Int = 0, timeout: TimeInterval = 10,
-              _ match: @escaping @Sendable (PlaybackEvent) -> Bool) async -> PlaybackEvent? {
-        await withCheckedContinuation { continuation in
-            let (found, id) = state.withLock { s -> (PlaybackEvent?, Int) in
-                if let hit = s.events.dropFirst(since).first(where: match) { return (hit, -1) }
-                s.nextID += 1
-                s.waiters.append(Waiter(id: s.nextID, from: since, match: match, continuation: continuation))
-                return (nil, s.nextID)
-            }
-            if let found {
-                continuation.resume(returning: found)
-                return
-            }
-            Task.detached { [state] in
-                try? await Task.sleep(for: .seconds(timeout))
-                let expired = state.withLock { s -> CheckedContinuation<PlaybackEvent?, Never>? in
-                    guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    return s.waiters.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
-        }
-    }
-
-    /// Waits for `.seekCompleted` after `since`; its position.
-    func seekCompleted(since: Int, timeout: TimeInterval = 10) async -> TimeInterval? {
-        let event = await wait(since: since, timeout: timeout) {
-            if case .seekCompleted = $0 { return true }
-            if case .finished = $0 { return true }
-            return false
-        }
-        if case .seekCompleted(let position)? = event { return position }
-        return nil
-    }
-
-    /// Waits for `.finished` after `since`; its reason.
-    func finished(since: Int = 0, timeout: TimeInterval = 10) async -> FinishReason? {
-        let event = await wait(since: since, timeout: timeout) {
-            if case .finished = $0 { return true }
-            return false
-        }
-        if case .finished(let reason)? = event { return reason }
-        return nil
-    }
-
-    /// Waits for a `.naturalSizeAvailable` of `size`.
-    func naturalSize(_ size: VideoSize, since: Int = 0, timeout: TimeInterval = 10) async -> Bool {
-        await wait(since: since, timeout: timeout) { $0 == .naturalSizeAvailable(size) } != nil
-    }
+    return (player, EventRecorder(player))
 }
 
 /// Waits, up to `timeout` seconds, until `condition` holds, looking every 20 ms.
@@ -213,7 +120,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         #expect(abs(player.duration - 10) < 0.1)
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
-        #expect(await log.naturalSize(VideoSize(width: 320, height: 240), timeout: 2))
+        try await log.waitFor(".naturalSizeAvailable(320x240)", timeout: 2) { $0 == .naturalSizeAvailable(VideoSize(width: 320, height: 240)) }
         #expect(player.playbackState == .paused)
         let frame = try #require(player.thumbnailAtCurrentTime())
         #expect(frame.size == VideoSize(width: 320, height: 240))
@@ -252,7 +159,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         let mark = log.mark
         player.play()
-        #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        try await log.waitFor(".playing", since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
         // Measure from the first picture after the start so start-up latency does not count.
         #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > 0.2 })
         let first = try #require(player.thumbnailAtCurrentTime())
@@ -263,7 +170,7 @@ struct GStreamerAdapterTests {
         let media = last.presentationTime - first.presentationTime
         #expect(abs(media / wall - 1) < 0.1, "media advanced \(media) s in \(wall) s")
         #expect(abs(player.currentPlaybackTime - last.presentationTime) < 0.25)
-        #expect(!log.events.contains { if case .finished = $0 { return true }; return false })
+        #expect(!log.events().contains { if case .finished = $0 { return true }; return false })
     }
 
     @Test("accurate seek to 5.0 shows frame 125")
@@ -273,7 +180,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         let mark = log.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await log.seekCompleted(since: mark))
+        let reached = try await log.waitForSeekCompleted(since: mark)
         #expect(abs(reached - 5.0) < 0.05)
         let frame = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: frame) == 125)
@@ -287,7 +194,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         let mark = log.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await log.seekCompleted(since: mark))
+        let reached = try await log.waitForSeekCompleted(since: mark)
         let frame = try #require(player.thumbnailAtCurrentTime())
         let number = try #require(FramePattern.frameNumber(in: frame))
         #expect(number <= 125 && number >= 75, "landed on frame \(number)")
@@ -302,12 +209,12 @@ struct GStreamerAdapterTests {
         for target in [3.0, 7.48, 1.0] {
             let mark = log.mark
             player.currentPlaybackTime = target
-            let reached = try #require(await log.seekCompleted(since: mark))
+            let reached = try await log.waitForSeekCompleted(since: mark)
             #expect(abs(reached - target) < 0.05)
             #expect(player.playbackState == .paused)
             let frame = try #require(player.thumbnailAtCurrentTime())
             #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: target))
-            #expect(!log.events.dropFirst(mark).contains(.playbackStateChanged(.playing)))
+            #expect(!log.events(since: mark).contains(.playbackStateChanged(.playing)))
         }
         // Still paused: the picture does not move.
         let before = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
@@ -322,11 +229,10 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         let mark = log.mark
         for target in [1.0, 2.0, 8.0, 4.0, 6.0] { player.currentPlaybackTime = target }
-        let landed = await log.wait(since: mark, timeout: 10) {
+        try await log.waitFor(".seekCompleted near 6.0", since: mark, timeout: 10) {
             if case .seekCompleted(let t) = $0 { return abs(t - 6.0) < 0.05 }
             return false
         }
-        #expect(landed != nil)
         let frame = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: frame) == 150)
     }
@@ -337,23 +243,23 @@ struct GStreamerAdapterTests {
         defer { player.shutdown() }
         try await player.prepare()
         player.play()
-        let reason = await log.finished(timeout: 10)
+        let reason = try await log.waitForFinish(timeout: 10)
         #expect(reason == .playbackEnded)
         #expect(player.playbackState == .stopped)
         #expect(abs(player.currentPlaybackTime - player.duration) < 0.2)
         let mark = log.mark
         player.play()
-        let restart = try #require(await log.seekCompleted(since: mark))
+        let restart = try await log.waitForSeekCompleted(since: mark)
         #expect(restart < 0.05)
-        #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        try await log.waitFor(".playing", since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
         #expect(await eventually(timeout: 5) {
             guard let frame = player.thumbnailAtCurrentTime() else { return false }
             return frame.presentationTime > 0.3 && frame.presentationTime < 2.0
         })
-        let endings = log.events.filter { $0 == .finished(.playbackEnded) }.count
+        let endings = log.events().filter { $0 == .finished(.playbackEnded) }.count
         #expect(endings == 1)
         // And it reaches the end again.
-        let second = await log.finished(since: mark, timeout: 10)
+        let second = try await log.waitForFinish(since: mark, timeout: 10)
         #expect(second == .playbackEnded)
     }
 
@@ -367,10 +273,10 @@ struct GStreamerAdapterTests {
         let url = try TestFixtures.ensure().appendingPathComponent(name)
         let player = try GStreamerBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
-        let log = GStreamerEventLog(player)
+        let log = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await log.finished(timeout: 10)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await log.waitForFinish(timeout: 10)
+        guard case .playbackError(let error) = reason else {
             Issue.record("\(name): expected an error, got \(String(describing: reason))")
             return
         }
@@ -385,7 +291,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
         player.play()
-        #expect(await log.naturalSize(VideoSize(width: 480, height: 360), timeout: 8))
+        try await log.waitFor(".naturalSizeAvailable(480x360)", timeout: 8) { $0 == .naturalSizeAvailable(VideoSize(width: 480, height: 360)) }
         #expect(player.naturalSize == VideoSize(width: 480, height: 360))
         // The size is announced as the new caps arrive, just before their first picture shows.
         #expect(await eventually(timeout: 1) { player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 360) })
@@ -393,24 +299,21 @@ struct GStreamerAdapterTests {
 
     @Test(".frames delivers natural-size pictures with rising timestamps")
     func framesOutput() async throws {
-        let received = Locked<[(time: TimeInterval, number: Int?, size: VideoSize)]>([])
-        let output = VideoOutput.frames(viewport: nil) { frame in
-            received.withLock { $0.append((frame.presentationTime, FramePattern.frameNumber(in: frame), frame.size)) }
-        }
-        let (player, _) = try gstPlayer("frames.mp4", video: output)
+        let collector = FrameCollector()
+        let (player, _) = try gstPlayer("frames.mp4", video: .frames(viewport: nil, handler: collector.handler))
         defer { player.shutdown() }
         try await player.prepare()
         player.play()
-        #expect(await eventually(timeout: 8) { received.get().count >= 30 })
+        #expect(await collector.waitUntil(count: 30, timeout: 8))
         player.pause()
-        let frames = received.get()
+        let frames = collector.records
         #expect(frames.first?.number == 0)
         for (previous, next) in zip(frames, frames.dropFirst()) {
-            #expect(next.time > previous.time, "timestamps \(previous.time) then \(next.time)")
+            #expect(next.presentationTime > previous.presentationTime, "timestamps \(previous.presentationTime) then \(next.presentationTime)")
         }
         for frame in frames {
             #expect(frame.size == VideoSize(width: 320, height: 240))
-            #expect(frame.number == FramePattern.frame(at: frame.time), "frame \(String(describing: frame.number)) at \(frame.time)")
+            #expect(frame.number == FramePattern.frame(at: frame.presentationTime), "frame \(String(describing: frame.number)) at \(frame.presentationTime)")
         }
         let thumbnail = try #require(player.thumbnailAtCurrentTime())
         #expect(thumbnail.size == VideoSize(width: 320, height: 240))
@@ -418,13 +321,12 @@ struct GStreamerAdapterTests {
 
     @Test(".frames on anamorphic video delivers 480x240 pictures")
     func anamorphicFrames() async throws {
-        let sizes = Locked<[VideoSize]>([])
-        let output = VideoOutput.frames(viewport: nil) { frame in sizes.withLock { $0.append(frame.size) } }
-        let (player, _) = try gstPlayer("anamorphic.mp4", video: output)
+        let collector = FrameCollector(readsNumbers: false)
+        let (player, _) = try gstPlayer("anamorphic.mp4", video: .frames(viewport: nil, handler: collector.handler))
         defer { player.shutdown() }
         try await player.prepare()
-        #expect(await eventually(timeout: 5) { !sizes.get().isEmpty })
-        #expect(sizes.get().allSatisfy { $0 == VideoSize(width: 480, height: 240) })
+        #expect(await collector.waitUntil(count: 1, timeout: 5))
+        #expect(collector.records.allSatisfy { $0.size == VideoSize(width: 480, height: 240) })
     }
 
     @Test("playback rate 2 plays twice as fast")
@@ -434,7 +336,7 @@ struct GStreamerAdapterTests {
         try await player.prepare()
         player.playbackRate = 2
         player.play()
-        #expect(await log.wait(timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+        try await log.waitFor(".playing", timeout: 5) { $0 == .playbackStateChanged(.playing) }
         #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > 0.3 })
         let first = try #require(player.thumbnailAtCurrentTime())
         let wallStart = Date()
@@ -454,7 +356,7 @@ struct GStreamerAdapterTests {
         #expect((0...100).contains(player.bufferingProgress))
         // Played to the end, every byte of the file has been read (some more than once).
         player.play()
-        #expect(await log.finished(timeout: 10) == .playbackEnded)
+        #expect(try await log.waitForFinish(timeout: 10) == .playbackEnded)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: TestFixtures.file("short.mp4").path)[.size] as? Int)
         let read = player.numberOfBytesTransferred
         #expect(read >= Int64(size) * 9 / 10 && read <= Int64(size) * 3, "\(read) bytes read of \(size)")
@@ -499,11 +401,11 @@ struct GStreamerAdapterTests {
         player.scalingMode = .aspectFit
         let mark = log.mark
         player.currentPlaybackTime = 1.0
-        #expect(await log.seekCompleted(since: mark) != nil)
+        try await log.waitForSeekCompleted(since: mark)
         let frame = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: frame) == 25)
         player.play()
-        #expect(await log.finished(timeout: 10) == .playbackEnded)
+        #expect(try await log.waitForFinish(timeout: 10) == .playbackEnded)
     }
     @Test("players that are shut down leave no threads behind")
     func noThreadLeak() async throws {
@@ -542,12 +444,12 @@ struct GStreamerAdapterTests {
         for round in 0..<3 {
             var mark = log.mark
             player.play()
-            #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) } != nil)
+            try await log.waitFor(".playing", since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
             let start = Double(round) * 1.1
             #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > start + 0.3 })
             mark = log.mark
             player.pause()
-            #expect(await log.wait(since: mark, timeout: 5) { $0 == .playbackStateChanged(.paused) } != nil)
+            try await log.waitFor(".paused", since: mark, timeout: 5) { $0 == .playbackStateChanged(.paused) }
             // Paused: the picture kept does not change between two looks.
             let first = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
             let second = player.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) }
@@ -556,13 +458,13 @@ struct GStreamerAdapterTests {
             let target = 6.2 + Double(round) * 0.4
             mark = log.mark
             player.currentPlaybackTime = target
-            let reached = try #require(await log.seekCompleted(since: mark))
+            let reached = try await log.waitForSeekCompleted(since: mark)
             #expect(abs(reached - target) < 0.05)
             let frame = try #require(player.thumbnailAtCurrentTime())
             #expect(FramePattern.frameNumber(in: frame) == FramePattern.frame(at: target))
             mark = log.mark
             player.currentPlaybackTime = Double(round + 1) * 1.1
-            #expect(await log.seekCompleted(since: mark) != nil)
+            try await log.waitForSeekCompleted(since: mark)
         }
     }
 }

@@ -20,9 +20,7 @@ struct MPVAdapterTests {
     func prepareFrames() async throws {
         let player = try mpvPlayer("frames.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 10) <= mpvFrameTolerance)
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
         #expect(player.playbackState == .paused)
@@ -36,11 +34,9 @@ struct MPVAdapterTests {
     func anamorphic() async throws {
         let player = try mpvPlayer("anamorphic.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         #expect(player.naturalSize == VideoSize(width: 480, height: 240))
-        #expect(watcher.all.contains(.naturalSizeAvailable(VideoSize(width: 480, height: 240))))
+        #expect(watcher.events().contains(.naturalSizeAvailable(VideoSize(width: 480, height: 240))))
         #expect(player.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 240))
     }
 
@@ -48,9 +44,7 @@ struct MPVAdapterTests {
     func audioOnly() async throws {
         let player = try mpvPlayer("audio-only.m4a")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 6) < 0.1)
         #expect(player.naturalSize == .zero)
         #expect(player.thumbnailAtCurrentTime() == nil)
@@ -58,20 +52,18 @@ struct MPVAdapterTests {
 
     @Test("playing with the null audio output runs at real time")
     func realTimeClock() async throws {
-        let frames = MPVFrameLog()
-        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        let frames = FrameCollector()
+        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: frames.handler))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let start = frames.all.count
+        _ = try await EventRecorder.prepared(player)
+        let start = frames.count
         player.play()
         // About 2.4 s of frames at 25 per second.
-        await frames.wait(forCount: start + 60, timeout: 6)
-        let played = Array(frames.all.dropFirst(start + 5))  // past the start-up
+        _ = await frames.waitUntil(count: start + 60, timeout: 6)
+        let played = Array(frames.records.dropFirst(start + 5))  // past the start-up
         try #require(played.count >= 40, "only \(played.count) frames arrived")
-        let wall = played.last!.wall - played.first!.wall
-        let media = played.last!.frame.presentationTime - played.first!.frame.presentationTime
+        let wall = played.last!.arrival - played.first!.arrival
+        let media = played.last!.presentationTime - played.first!.presentationTime
         let ratio = media / wall
         print("mpv real-time ratio: media \(media) s over wall \(wall) s = \(ratio)")
         #expect(abs(ratio - 1) <= 0.1)
@@ -83,12 +75,10 @@ struct MPVAdapterTests {
     func accurateSeek() async throws {
         let player = try mpvPlayer("frames.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let mark = watcher.count
+        let watcher = try await EventRecorder.prepared(player)
+        let mark = watcher.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await watcher.seekCompleted(from: mark))
+        let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 5.0) <= mpvFrameTolerance)
         let thumbnail = try #require(player.thumbnailAtCurrentTime())
         #expect(FramePattern.frameNumber(in: thumbnail) == 125)
@@ -100,64 +90,58 @@ struct MPVAdapterTests {
     func seeksWhilePaused() async throws {
         let player = try mpvPlayer("frames.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         for target in [2.0, 7.52, 0.4, 9.0, 9.98, 0.0] {
-            let mark = watcher.count
+            let mark = watcher.mark
             player.currentPlaybackTime = target
-            let reached = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for \(target)")
+            let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
             #expect(abs(reached - target) <= mpvFrameTolerance)
             let thumbnail = try #require(player.thumbnailAtCurrentTime())
             #expect(FramePattern.frameNumber(in: thumbnail) == FramePattern.frame(at: target), "at \(target)")
             #expect(player.playbackState == .paused)
         }
-        #expect(!watcher.all.contains(.playbackStateChanged(.playing)))
+        #expect(!watcher.events().contains(.playbackStateChanged(.playing)))
     }
 
     @Test("a seek while playing keeps playing from the target")
     func seekWhilePlaying() async throws {
-        let frames = MPVFrameLog()
-        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        let frames = FrameCollector()
+        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: frames.handler))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         player.play()
-        await frames.wait(forCount: 15, timeout: 3)
-        let mark = watcher.count
+        _ = await frames.waitUntil(count: 15, timeout: 3)
+        let mark = watcher.mark
         player.currentPlaybackTime = 6.0
-        let reached = try #require(await watcher.seekCompleted(from: mark))
+        let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 6.0) <= mpvFrameTolerance)
         #expect(player.isPlaying)
         let shown = try #require(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)))
         #expect(shown >= 150 && shown <= 153, "frame \(shown) after seeking to frame 150")
-        let seen = frames.all.count
-        await frames.wait(forCount: seen + 12, timeout: 3)
-        let later = try #require(frames.all.last?.frame)
+        let seen = frames.count
+        _ = await frames.waitUntil(count: seen + 12, timeout: 3)
+        let later = try #require(frames.records.last)
         #expect(later.presentationTime > 6.2)
-        #expect(FramePattern.frameNumber(in: later).map { $0 > 150 } == true)
+        #expect(later.number.map { $0 > 150 } == true)
         #expect(abs(player.currentPlaybackTime - later.presentationTime) < 0.2)
     }
 
     @Test("playback rate 2 plays twice as fast; buffer figures are reported")
     func rateAndBuffer() async throws {
-        let frames = MPVFrameLog()
-        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        let frames = FrameCollector()
+        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: frames.handler))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(player.numberOfBytesTransferred > 0)
         #expect(player.playableDuration > 0)
         player.playbackRate = 2
         player.playbackVolume = 0.5
         player.play()
-        let start = frames.all.count
-        await frames.wait(forCount: start + 40, timeout: 4)
-        let played = Array(frames.all.dropFirst(start + 5))
+        let start = frames.count
+        _ = await frames.waitUntil(count: start + 40, timeout: 4)
+        let played = Array(frames.records.dropFirst(start + 5))
         try #require(played.count >= 20)
-        let ratio = (played.last!.frame.presentationTime - played.first!.frame.presentationTime) / (played.last!.wall - played.first!.wall)
+        let ratio = (played.last!.presentationTime - played.first!.presentationTime) / (played.last!.arrival - played.first!.arrival)
         print("mpv rate 2 ratio: \(ratio)")
         #expect(abs(ratio - 2) <= 0.25)
     }
@@ -166,12 +150,10 @@ struct MPVAdapterTests {
     func keyframeSeek() async throws {
         let player = try mpvPlayer("frames.mp4") { $0.accurateSeek = false }
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let mark = watcher.count
+        let watcher = try await EventRecorder.prepared(player)
+        let mark = watcher.mark
         player.currentPlaybackTime = 5.0
-        let reached = try #require(await watcher.seekCompleted(from: mark))
+        let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(reached <= 5.0 + mpvFrameTolerance)
         let frame = try #require(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)))
         #expect(frame % 50 == 0, "frame \(frame) is not a keyframe of the 50-frame GOP")
@@ -182,26 +164,23 @@ struct MPVAdapterTests {
     func playToEnd() async throws {
         let player = try mpvPlayer("short.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         player.play()
-        let reason = await watcher.finished(timeout: 8)
+        let reason = try await watcher.waitForFinish(timeout: 8)
         #expect(reason == .playbackEnded)
         #expect(player.playbackState == .stopped)
         #expect(abs(player.currentPlaybackTime - 3) < 0.1)
         // No second finish turns up.
-        let afterEnd = watcher.count
-        let again = await watcher.finished(from: afterEnd, timeout: 1)
+        let afterEnd = watcher.mark
+        let again = await watcher.first(since: afterEnd, timeout: 1) { if case .finished = $0 { true } else { false } }
         #expect(again == nil)
-        #expect(watcher.all.filter { $0 == .finished(.playbackEnded) }.count == 1)
+        #expect(watcher.events().filter { $0 == .finished(.playbackEnded) }.count == 1)
         // play() after the end restarts from 0 and plays.
         player.play()
-        let playing = await watcher.wait(from: afterEnd, timeout: 3) { $0 == .playbackStateChanged(.playing) }
-        #expect(playing != nil)
-        let restartFrames = await watcher.seekCompleted(from: afterEnd)
-        #expect(restartFrames.map { $0 < 0.1 } == true)
-        let second = await watcher.finished(from: afterEnd, timeout: 8)
+        try await watcher.waitFor(".playing", since: afterEnd, timeout: 3) { $0 == .playbackStateChanged(.playing) }
+        let restart = try await watcher.waitForSeekCompleted(since: afterEnd, timeout: 5)
+        #expect(restart < 0.1)
+        let second = try await watcher.waitForFinish(since: afterEnd, timeout: 8)
         #expect(second == .playbackEnded)
     }
 
@@ -209,37 +188,33 @@ struct MPVAdapterTests {
     func seekAfterEnd() async throws {
         let player = try mpvPlayer("short.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         player.currentPlaybackTime = 2.6
-        _ = await watcher.seekCompleted(from: 0)
+        _ = await watcher.first(timeout: 5) { if case .seekCompleted = $0 { true } else { false } }
         player.play()
-        #expect(await watcher.finished(timeout: 5) == .playbackEnded)
-        let mark = watcher.count
+        #expect(try await watcher.waitForFinish(timeout: 5) == .playbackEnded)
+        let mark = watcher.mark
         player.currentPlaybackTime = 1.0
-        let reached = try #require(await watcher.seekCompleted(from: mark))
+        let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 1.0) <= mpvFrameTolerance)
         #expect(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)) == 25)
         player.play()
-        #expect(await watcher.finished(from: mark, timeout: 5) == .playbackEnded)
-        #expect(watcher.all.filter { $0 == .finished(.playbackEnded) }.count == 2)
+        #expect(try await watcher.waitForFinish(since: mark, timeout: 5) == .playbackEnded)
+        #expect(watcher.events().filter { $0 == .finished(.playbackEnded) }.count == 2)
     }
 
     @Test("audio only plays at real time and ends")
     func audioOnlyPlays() async throws {
         let player = try mpvPlayer("audio-only.m4a")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let mark = watcher.count
+        let watcher = try await EventRecorder.prepared(player)
+        let mark = watcher.mark
         player.currentPlaybackTime = 4.5
-        let reached = try #require(await watcher.seekCompleted(from: mark))
+        let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         #expect(abs(reached - 4.5) < 0.05)
         let wallStart = Date()
         player.play()
-        #expect(await watcher.finished(from: mark, timeout: 5) == .playbackEnded)
+        #expect(try await watcher.waitForFinish(since: mark, timeout: 5) == .playbackEnded)
         let wall = Date().timeIntervalSince(wallStart)
         print("mpv audio-only: 1.5 s of media took \(wall) s")
         #expect(abs(wall - 1.5) < 0.3)
@@ -249,10 +224,10 @@ struct MPVAdapterTests {
     func badInput(name: String) async throws {
         let player = try mpvPlayer(name)
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
+        let watcher = EventRecorder(player)
         let started = Date()
         player.prepareToPlay()
-        let reason = try #require(await watcher.finished(timeout: 5), "\(name): no finish within 5 s")
+        let reason = try await watcher.waitForFinish(timeout: 5)
         guard case .playbackError(let error) = reason else {
             Issue.record("\(name) finished with \(reason)")
             return
@@ -260,8 +235,8 @@ struct MPVAdapterTests {
         #expect(error.code == .unsupportedFormat, "\(name): \(error)")
         print("mpv \(name): \(error)")
         #expect(Date().timeIntervalSince(started) < 5)
-        #expect(!watcher.all.contains(.finished(.playbackEnded)))
-        #expect(!watcher.all.contains(.preparedToPlay))
+        #expect(!watcher.events().contains(.finished(.playbackEnded)))
+        #expect(!watcher.events().contains(.preparedToPlay))
     }
 
     @Test("a missing file fails with sourceNotFound")
@@ -269,10 +244,10 @@ struct MPVAdapterTests {
         let url = try TestFixtures.ensure().appendingPathComponent("no-such-file.mp4")
         let player = try MPVBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
+        let watcher = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await watcher.finished(timeout: 5)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await watcher.waitForFinish(timeout: 5)
+        guard case .playbackError(let error) = reason else {
             Issue.record("finished with \(String(describing: reason))")
             return
         }
@@ -284,10 +259,10 @@ struct MPVAdapterTests {
         let url = try #require(URL(string: "http://127.0.0.1:9/missing.mp4"))
         let player = try MPVBackend().makePlayer(url: url, options: PlaybackOptions(audioOutput: .null))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
+        let watcher = EventRecorder(player)
         player.prepareToPlay()
-        let reason = await watcher.finished(timeout: 10)
-        guard case .playbackError(let error)? = reason else {
+        let reason = try await watcher.waitForFinish(timeout: 10)
+        guard case .playbackError(let error) = reason else {
             Issue.record("finished with \(String(describing: reason))")
             return
         }
@@ -299,18 +274,15 @@ struct MPVAdapterTests {
     func stopAndReopen() async throws {
         let player = try mpvPlayer("frames.mp4") { $0.maxBufferBytes = 64 * 1024 }
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
-        let mark = watcher.count
+        let watcher = try await EventRecorder.prepared(player)
+        let mark = watcher.mark
         player.stop()
-        #expect(await watcher.finished(from: mark, timeout: 3) == .userExited)
+        #expect(try await watcher.waitForFinish(since: mark, timeout: 3) == .userExited)
         #expect(player.thumbnailAtCurrentTime() == nil)
-        let again = watcher.count
+        let again = watcher.mark
         player.currentPlaybackTime = 3.0
         player.prepareToPlay()
-        let prepared = await watcher.wait(from: again, timeout: 10) { $0 == .preparedToPlay }
-        #expect(prepared != nil)
+        try await watcher.waitForPrepared(since: again, timeout: 10)
         #expect(abs(player.currentPlaybackTime - 3.0) <= mpvFrameTolerance)
         let shown = player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:))
         #expect(shown == 75)
@@ -325,9 +297,7 @@ struct MPVAdapterTests {
         let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/frames.mp4"))
         let player = try MPVBackend().makePlayer(url: url, options: options)
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 10) <= mpvFrameTolerance)
         let first = try #require(server.receivedHeaders.first)
         #expect(first.contains("X-PlaybackKit-Test: present"), "\(first)")
@@ -341,11 +311,9 @@ struct MPVAdapterTests {
         let baseline = mpvThreadCount()
         for _ in 0..<3 {
             let player = try mpvPlayer("short.mp4")
-            let watcher = MPVEventWatcher(player)
-            player.prepareToPlay()
-            #expect(await watcher.prepared())
+            let watcher = try await EventRecorder.prepared(player)
             player.play()
-            _ = await watcher.wait(timeout: 2) { $0 == .playbackStateChanged(.playing) }
+            _ = await watcher.first(timeout: 2) { $0 == .playbackStateChanged(.playing) }
             player.shutdown()
         }
         // Each core is torn down on its own event thread after shutdown: wait for that.
@@ -355,15 +323,13 @@ struct MPVAdapterTests {
 
     @Test("frames output delivers natural-size RGBA frames with rising presentation times")
     func framesOutput() async throws {
-        let frames = MPVFrameLog()
-        let player = try mpvPlayer("short.mp4", video: .frames(viewport: nil, handler: { frames.add($0) }))
+        let frames = FrameCollector()
+        let player = try mpvPlayer("short.mp4", video: .frames(viewport: nil, handler: frames.handler))
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         player.play()
-        await frames.wait(forCount: 30, timeout: 5)
-        let received = frames.all.map(\.frame)
+        _ = await frames.waitUntil(count: 30, timeout: 5)
+        let received = frames.records
         try #require(received.count >= 30)
         #expect(received.allSatisfy { $0.size == VideoSize(width: 320, height: 240) })
         let times = received.map(\.presentationTime)
@@ -372,17 +338,17 @@ struct MPVAdapterTests {
                 "times do not rise: \(times)")
         #expect(times.last! > times.first! + 0.5)
         // Frame numbers rise too, and the picture is RGBA (red bottom-left, blue bottom-right).
-        let numbers = received.compactMap(FramePattern.frameNumber(in:))
+        let numbers = received.compactMap(\.number)
         #expect(numbers.count == received.count)
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 <= $1 })
-        let sample = received.last!
+        let sample = try #require(frames.latest)
         let left = sample.pixel(x: 40, y: 220), right = sample.pixel(x: 280, y: 220)
         #expect(left.r > 150 && left.b < 100, "bottom left is not red: \(left)")
         #expect(right.b > 150 && right.r < 100, "bottom right is not blue: \(right)")
         #expect(sample.pixel(x: 10, y: 10).a == 255)
         // Presentation times agree with the frame numbers drawn in them.
         for frame in received {
-            if let number = FramePattern.frameNumber(in: frame) {
+            if let number = frame.number {
                 #expect(abs(FramePattern.time(ofFrame: number) - frame.presentationTime) <= 0.021,
                         "frame \(number) stamped \(frame.presentationTime)")
             }
@@ -415,27 +381,23 @@ struct MPVAdapterTests {
         let baseline = mpvThreadCount()
 
         let player = try mpvPlayer("frames.mp4", video: .window(handle: handle))
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
         player.scalingMode = .aspectFill
         player.scalingMode = .aspectFit
-        let mark = watcher.count
+        let mark = watcher.mark
         player.currentPlaybackTime = 5.0
-        _ = try #require(await watcher.seekCompleted(from: mark))
+        try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         let thumbnail = try #require(player.thumbnailAtCurrentTime())
         #expect(thumbnail.size == VideoSize(width: 320, height: 240))
         #expect(FramePattern.frameNumber(in: thumbnail) == 125)
         player.play()
-        #expect(await watcher.finished(from: mark, timeout: 8) == .playbackEnded)
+        #expect(try await watcher.waitForFinish(since: mark, timeout: 8) == .playbackEnded)
 
         player.shutdown()
 
         let anamorphic = try mpvPlayer("anamorphic.mp4", video: .window(handle: handle))
-        let anamorphicWatcher = MPVEventWatcher(anamorphic)
-        anamorphic.prepareToPlay()
-        #expect(await anamorphicWatcher.prepared())
+        _ = try await EventRecorder.prepared(anamorphic)
         #expect(anamorphic.thumbnailAtCurrentTime()?.size == VideoSize(width: 480, height: 240))
         anamorphic.shutdown()
         await mpvWaitForThreads(atMost: baseline + 2)
@@ -445,14 +407,11 @@ struct MPVAdapterTests {
     func sizeChange() async throws {
         let player = try mpvPlayer("size-change.ts")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         #expect(player.naturalSize == VideoSize(width: 320, height: 240))
         player.play()
-        let changed = await watcher.wait(timeout: 6) { $0 == .naturalSizeAvailable(VideoSize(width: 480, height: 360)) }
-        #expect(changed != nil)
-        _ = await watcher.finished(timeout: 6)
+        try await watcher.waitFor(".naturalSizeAvailable(480x360)", timeout: 6) { $0 == .naturalSizeAvailable(VideoSize(width: 480, height: 360)) }
+        _ = await watcher.first(timeout: 6) { if case .finished = $0 { true } else { false } }
         #expect(player.thumbnailAtCurrentTime() == nil || player.naturalSize == VideoSize(width: 480, height: 360))
     }
 }

@@ -24,9 +24,7 @@ struct MPVNullOutputTests {
         for run in 0..<5 {
             let player = try mpvPlayer("frames.mp4")
             defer { player.shutdown() }
-            let watcher = MPVEventWatcher(player)
-            player.prepareToPlay()
-            #expect(await watcher.prepared())
+            _ = try await EventRecorder.prepared(player)
             let thumbnail = try #require(player.thumbnailAtCurrentTime(), "run \(run)")
             #expect(thumbnail.size == VideoSize(width: 320, height: 240))
             #expect(try checkedNumber(thumbnail, "after prepare, run \(run)") == 0)
@@ -37,15 +35,13 @@ struct MPVNullOutputTests {
     func thumbnailAfterPausedSeeks() async throws {
         let player = try mpvPlayer("frames.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         // Frame times, times between frames, across keyframes (every 2 s), backwards and forwards.
         let targets = [2.0, 7.52, 0.4, 9.0, 9.9, 0.0, 3.99, 4.0, 4.01, 1.234, 6.66, 5.5, 2.02, 8.039, 0.04]
         for target in targets {
-            let mark = watcher.count
+            let mark = watcher.mark
             player.currentPlaybackTime = target
-            let reached = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for \(target)")
+            let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
             #expect(FramePattern.frame(at: reached) == FramePattern.frame(at: target), "seek to \(target) reached \(reached)")
             let thumbnail = try #require(player.thumbnailAtCurrentTime(), "no thumbnail at \(target)")
             let shown = try checkedNumber(thumbnail, "after the seek to \(target)")
@@ -55,9 +51,9 @@ struct MPVNullOutputTests {
         }
         // Once the video has ended (the last frame, 9.96, shows until the audio ends at 10.005)
         // mpv's position follows the audio, so only the picture is checked there.
-        let mark = watcher.count
+        let mark = watcher.mark
         player.currentPlaybackTime = 9.98
-        _ = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for 9.98")
+        try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
         let last = try #require(player.thumbnailAtCurrentTime().flatMap(FramePattern.frameNumber(in:)))
         #expect(last == 249)
     }
@@ -66,13 +62,11 @@ struct MPVNullOutputTests {
     func thumbnailAfterKeyframeSeeks() async throws {
         let player = try mpvPlayer("frames.mp4") { $0.accurateSeek = false }
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        let watcher = try await EventRecorder.prepared(player)
         for target in [5.3, 1.0, 8.7, 2.2] {
-            let mark = watcher.count
+            let mark = watcher.mark
             player.currentPlaybackTime = target
-            let reached = try #require(await watcher.seekCompleted(from: mark), "no seekCompleted for \(target)")
+            let reached = try await watcher.waitForSeekCompleted(since: mark, timeout: 5)
             let thumbnail = try #require(player.thumbnailAtCurrentTime())
             let shown = try checkedNumber(thumbnail, "after the keyframe seek to \(target)")
             #expect(shown == FramePattern.frame(at: reached), "keyframe seek to \(target) reached \(reached), shows frame \(shown)")
@@ -83,9 +77,7 @@ struct MPVNullOutputTests {
     func thumbnailWhilePlaying() async throws {
         let player = try mpvPlayer("frames.mp4")
         defer { player.shutdown() }
-        let watcher = MPVEventWatcher(player)
-        player.prepareToPlay()
-        #expect(await watcher.prepared())
+        _ = try await EventRecorder.prepared(player)
         player.play()
         var previous = -1
         for index in 0..<30 {
