@@ -48,6 +48,16 @@ enum VLCPictureFormat: Equatable, Sendable {
         }
     }
 
+    /// Bytes of picture in a row of each plane for pictures `width` pixels wide.
+    func rowBytes(width: Int) -> [Int] {
+        let chromaWidth = (width + 1) / 2
+        switch self {
+        case .rgba: return [width * 4]
+        case .i420, .j420, .yv12: return [width, chromaWidth, chromaWidth]
+        case .nv12: return [width, chromaWidth * 2]
+        }
+    }
+
     /// Rows of each plane for pictures `height` pixels high.
     func lines(height: Int) -> [Int] {
         let chromaHeight = (height + 1) / 2
@@ -67,7 +77,7 @@ enum VLCPictureFormat: Equatable, Sendable {
 ///
 /// It has several picture slots. libVLC copies each picture it shows (a new one or a
 /// redisplay) into a free slot; comparing it with the slot shown before tells a redisplay
-/// from a new picture (the comparison stops at the first different byte, so a new picture
+/// from a new picture (the comparison stops at the first different row, so a new picture
 /// costs next to nothing and only a redisplay is read whole). In YUV formats the slot of the
 /// picture kept for thumbnails is left alone until another is kept, and converted to RGBA
 /// only when a thumbnail is asked for.
@@ -87,7 +97,8 @@ final class VLCPictureBuffer: @unchecked Sendable {
     /// True once the output displayed a picture (video output thread only).
     var shown = false
 
-    private let slotBytes: Int
+    /// Bytes of picture in each row of each plane (the rest of a row is padding).
+    private let rowBytes: [Int]
     private let slots: [UnsafeMutableRawPointer]
     private let access = NSLock()
     /// Slot states, with `access` held.
@@ -108,16 +119,13 @@ final class VLCPictureBuffer: @unchecked Sendable {
         lines = format.lines(height: size.height)
         // One spare row: some converters write a little past the last line.
         let bytes = zip(pitches, lines).reduce(0) { $0 + $1.0 * $1.1 } + pitches[0]
-        slotBytes = bytes
         // RGBA pictures are copied out when kept, so the last shown and the one being
         // written are enough; YUV pictures also keep the slot of the kept one.
         let count = format == .rgba ? 2 : 3
-        slots = (0..<count).map { _ in
-            // Zeroed: libVLC never writes the row padding, which the comparison also reads.
-            let slot = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-            slot.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
-            return slot
-        }
+        // Not touched here: an output libVLC gives up on (it tries hardware formats first)
+        // then costs no memory.
+        slots = (0..<count).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        rowBytes = format.rowBytes(width: size.width)
     }
 
     deinit {
@@ -154,8 +162,22 @@ final class VLCPictureBuffer: @unchecked Sendable {
             guard slots.indices.contains(slot) else { return false }
             defer { lastShown = slot }
             guard let previous = lastShown, previous != slot else { return false }
-            return memcmp(slots[previous], slots[slot], slotBytes - pitches[0]) == 0
+            return samePicture(slots[previous], slots[slot])
         }
+    }
+
+    /// Whether two slots hold the same picture: every row of every plane compared, up to the
+    /// first difference.
+    private func samePicture(_ first: UnsafeMutableRawPointer, _ second: UnsafeMutableRawPointer) -> Bool {
+        var offset = 0
+        for plane in pitches.indices {
+            for row in 0..<lines[plane] {
+                let start = offset + row * pitches[plane]
+                if memcmp(first + start, second + start, rowBytes[plane]) != 0 { return false }
+            }
+            offset += pitches[plane] * lines[plane]
+        }
+        return true
     }
 
     /// Keeps the last displayed slot for thumbnails (YUV formats).
