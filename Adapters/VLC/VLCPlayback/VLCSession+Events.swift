@@ -27,6 +27,7 @@ extension VLCSession {
         case .timeChanged:
             break  // anchored on libVLC's thread
         case .videoOutputs(let count):
+            outputKnowsPause = false
             if count > 0, phase == .ready { videoOutputChanged() }
         case .streamAdded(let kind):
             streamKinds.insert(kind)
@@ -45,6 +46,7 @@ extension VLCSession {
     }
 
     private func paused() {
+        if vlcPlaying, phase == .ready { outputKnowsPause = true }
         vlcPlaying = false
         if !wantsPlaying { stateChangeSentAt = nil }
         if phase == .starting {

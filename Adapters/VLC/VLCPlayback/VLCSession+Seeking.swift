@@ -100,7 +100,7 @@ extension VLCSession {
             guard let self, let operation = self.seekOperation, operation.token == current,
                   operation.stage == .landing else { return }
             PlaybackLog.log(.warning, "vlc", "libVLC did not report buffering after the paused seek to \(operation.target) s; resuming anyway")
-            self.landedForSeek()
+            self.resumeToTarget()
         }
     }
 
@@ -114,14 +114,38 @@ extension VLCSession {
             guard let self, let operation = self.seekOperation, operation.token == current,
                   operation.stage == .landing, operation.bufferingReports == reports else { return }
             PlaybackLog.log(.debug, "vlc", "buffering after the paused seek to \(operation.target) s stopped at \(Int(self.bufferingPercent)) %; resuming")
-            self.landedForSeek()
+            self.resumeToTarget()
         }
     }
 
-    /// The paused seek buffered: resume the input (muted); libVLC takes the resume after it
-    /// set its clock for the seek, and the pictures time the target from the resume
+    /// The paused seek buffered. libVLC does not wait for its decoder while paused: when its
+    /// video output knows it is paused, the picture it shows once the decoder is done is
+    /// awaited (for a second at most) so that the pictures after the resume come on time;
+    /// otherwise the input is resumed at once (an overshoot then lands again further ahead).
+    func pausedSeekBuffered() {
+        guard let operation = seekOperation, operation.stage == .landing else { return }
+        guard outputKnowsPause else {
+            resumeToTarget()
+            return
+        }
+        let current = operation.token
+        queue.asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == current,
+                  operation.stage == .landing else { return }
+            self.resumeToTarget()
+        }
+    }
+
+    /// The paused seek shows its picture: the decoder is done.
+    func landingPictureShown() {
+        guard let operation = seekOperation, operation.stage == .landing else { return }
+        resumeToTarget()
+    }
+
+    /// Resumes the input (muted) after a paused seek; libVLC takes the resume after it set
+    /// its clock for the seek, and the pictures time the target from the resume
     /// (`seekPictureShown`).
-    func landedForSeek() {
+    func resumeToTarget() {
         guard var operation = seekOperation, operation.stage == .landing, let player, let video else { return }
         operation.stage = .runningToTarget
         seekOperation = operation

@@ -124,6 +124,10 @@ final class VLCSession: @unchecked Sendable {
     var windowOutput = false
     /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
     var stateChangeSentAt: Double?
+    /// True when libVLC's video output has been paused since it was made (one made while the
+    /// input was paused, as at the start, believes it is playing and drops the picture of a
+    /// paused seek as late).
+    var outputKnowsPause = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
          options: PlaybackOptions, sink: EngineSink) {
@@ -209,9 +213,11 @@ final class VLCSession: @unchecked Sendable {
             }, onSeekPicture: { [weak self] overshoot in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.seekPictureShown(overshoot: overshoot) }
-            }, onLanded: { [weak self] in
+            }, onLanded: { [weak self] picture in
                 guard let self else { return }
-                self.queue.async { [weak self] in self?.landedForSeek() }
+                self.queue.async { [weak self] in
+                    if picture { self?.landingPictureShown() } else { self?.pausedSeekBuffered() }
+                }
             }, onNewPictureSize: { [weak self] drawn in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.newPictureSize(drawn, attempt: 0) }

@@ -25,7 +25,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let watch = Locked(Watch.off)
     private let onPicture: @Sendable () -> Void
     private let onSeekPicture: @Sendable (_ overshoot: Double?) -> Void
-    private let onLanded: @Sendable () -> Void
+    private let onLanded: @Sendable (_ picture: Bool) -> Void
     private let onNewPictureSize: @Sendable (VideoSize) -> Void
     /// Display sizes for pictures libVLC draws at another (padded) size, by drawn size.
     private let corrections = Locked<[VideoSize: VideoSize]>([:])
@@ -34,12 +34,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
     /// picture after a seek while playing and about the target picture of a paused seek (with
     /// the decoder's lag when the picture came a frame or more after the target, see
-    /// `Watch`), `onLanded` when a paused seek has buffered.
+    /// `Watch`), `onLanded` when a paused seek has buffered (false) and when it then shows a
+    /// picture (true).
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
     init(store: VLCPictureStore, clock: VLCMediaClock, sink: EngineSink,
          onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
-         onLanded: @escaping @Sendable () -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
+         onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.clock = clock
         self.sink = sink
@@ -108,7 +109,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// A paused seek to `start` was sent: waiting for libVLC's buffering report (under
         /// 100 %, then 100 %).
         case landing(SeekWatch, sawStart: Bool)
-        /// The paused seek buffered: waiting for the input to resume.
+        /// The paused seek buffered: waiting for the picture libVLC shows there (when its
+        /// video output knows it is paused; one made while paused drops it as late).
+        case landed(SeekWatch)
+        /// Waiting for the input to resume.
         case awaitingResume(SeekWatch)
         /// The input resumed at `resumedAt` (monotonic seconds): `start` is due `wakeUp` later,
         /// the following pictures at their media times.
@@ -158,7 +162,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     func awaitResume() {
         watch.withLock { state in
             switch state {
-            case .landing(let seek, _), .awaitingResume(let seek): state = .awaitingResume(seek)
+            case .landing(let seek, _), .landed(let seek), .awaitingResume(let seek): state = .awaitingResume(seek)
             default: break
             }
         }
@@ -200,7 +204,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 if percent < 100 {
                     state = .landing(seek, sawStart: true)
                 } else if sawStart {
-                    state = .awaitingResume(seek)
+                    state = .landed(seek)
                     return true
                 }
             default:
@@ -208,7 +212,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             }
             return false
         }
-        if landed { onLanded() }
+        if landed { onLanded(false) }
     }
 
     /// What to do with a picture displayed now.
@@ -219,6 +223,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var seekPicture = false
         /// For the target of a paused seek shown a frame or more late: the decoder's lag.
         var overshoot: Double?
+        /// It is the first picture after a paused seek buffered.
+        var landed = false
     }
 
     /// Whether a picture displayed now is kept, and whether a seek waits for it.
@@ -228,6 +234,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             switch state {
             case .off, .seekBuffering, .landing, .awaitingResume:
                 return Verdict()
+            case .landed(let seek):
+                guard !repeated else { return Verdict() }
+                state = .awaitingResume(seek)
+                return Verdict(landed: true)
             case .firstPicture(let seen):
                 state = .firstPicture(seen: true)
                 return Verdict(keep: !seen)
@@ -310,7 +320,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         let repeated = picture.displayed(slot: slot)
         let watched = watchPicture(repeated: repeated)
         // Told after the picture is stored: the engine then reads it back.
-        defer { if watched.seekPicture { onSeekPicture(watched.overshoot) } }
+        defer {
+            if watched.seekPicture { onSeekPicture(watched.overshoot) }
+            if watched.landed { onLanded(true) }
+        }
         guard watched.keep else {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
             return
