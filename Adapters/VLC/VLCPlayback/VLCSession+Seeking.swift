@@ -96,11 +96,9 @@ extension VLCSession {
         player.setTime(Int64(milliseconds))
         let current = operation.token
         // If libVLC reports no buffering, resume anyway: the timing is then less exact.
-        queue.asyncAfter(deadline: .now() + 1.5) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == current,
-                  operation.stage == .landing else { return }
+        whenStill(.landing, token: current, after: 1.5) { session, operation in
             PlaybackLog.log(.warning, "vlc", "libVLC did not report buffering after the paused seek to \(operation.target) s; resuming anyway")
-            self.resumeToTarget()
+            session.resumeToTarget()
         }
     }
 
@@ -129,10 +127,8 @@ extension VLCSession {
             return
         }
         let current = operation.token
-        queue.asyncAfter(deadline: .now() + 1) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == current,
-                  operation.stage == .landing else { return }
-            self.resumeToTarget()
+        whenStill(.landing, token: current, after: 1) { session, operation in
+            session.resumeToTarget()
         }
     }
 
@@ -156,10 +152,8 @@ extension VLCSession {
         // Without a Playing event (the input was still playing), time from the request.
         queue.asyncAfter(deadline: .now() + 0.4) { [weak video] in video?.assumeResumed(at: sentAt) }
         // If the target picture never comes (nothing left to show), settle anyway.
-        queue.asyncAfter(deadline: .now() + (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == current,
-                  operation.stage == .runningToTarget else { return }
-            self.scheduleSeekSettle(after: 0)
+        whenStill(.runningToTarget, token: current, after: (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { session, operation in
+            session.scheduleSeekSettle(after: 0)
         }
     }
 
@@ -174,10 +168,8 @@ extension VLCSession {
             video.notifyOnNextPicture()
             player.setTime(0)
             let current = operation.token
-            queue.asyncAfter(deadline: .now() + 2) { [weak self] in
-                guard let self, let operation = self.seekOperation, operation.token == current,
-                      operation.stage == .firstPicture else { return }
-                self.finishSeek()
+            whenStill(.firstPicture, token: current, after: 2) { session, operation in
+                session.finishSeek()
             }
         } else if expectsPicture, video != nil {
             seekOperation = operation
@@ -201,10 +193,8 @@ extension VLCSession {
     private func resumeFallback() {
         guard let operation = seekOperation else { return }
         let current = operation.token
-        queue.asyncAfter(deadline: .now() + 0.4) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == current,
-                  operation.stage == .resuming else { return }
-            self.resumedForSeek()
+        whenStill(.resuming, token: current, after: 0.4) { session, operation in
+            session.resumedForSeek()
         }
     }
 
@@ -223,10 +213,8 @@ extension VLCSession {
             // show), settle anyway.
             operation.stage = .awaitingPicture
             seekOperation = operation
-            queue.asyncAfter(deadline: .now() + Self.runUp + 1.5) { [weak self] in
-                guard let self, let operation = self.seekOperation, operation.token == current,
-                      operation.stage == .awaitingPicture else { return }
-                self.scheduleSeekSettle(after: 0)
+            whenStill(.awaitingPicture, token: current, after: Self.runUp + 1.5) { session, operation in
+                session.scheduleSeekSettle(after: 0)
             }
         } else {
             seekOperation = operation
@@ -302,6 +290,15 @@ extension VLCSession {
             presentShownPicture(at: operation.target)
         }
         if !operation.silent { sink.seekCompleted(operation.target) }
+    }
+
+    /// Runs `action` after `delay` seconds if the seek with `token` is still at `stage` (the
+    /// fallbacks for libVLC reports that may not come).
+    func whenStill(_ stage: SeekStage, token: Int, after delay: Double, _ action: @escaping @Sendable (VLCSession, SeekOperation) -> Void) {
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, let operation = self.seekOperation, operation.token == token, operation.stage == stage else { return }
+            action(self, operation)
+        }
     }
 
     // MARK: - Recovering
