@@ -119,8 +119,13 @@ extension FFmpegSession {
     /// True when a frame at `time` lasting `span` ends before the target of an accurate seek,
     /// or belongs to an old serial (lock held).
     private func wouldDiscard(time: Double, span: Double, serial frameSerial: Int) -> Bool {
-        if frameSerial != serial { return true }
-        guard let discardBefore, discardBefore.serial == frameSerial else { return false }
+        frameSerial != serial || endsBeforeSeekTarget(time: time, span: span, serial: frameSerial)
+    }
+
+    /// True when something at `time` lasting `span` ends before the target of an accurate
+    /// seek of `itemSerial` (lock held).
+    private func endsBeforeSeekTarget(time: Double, span: Double, serial itemSerial: Int) -> Bool {
+        guard let discardBefore, discardBefore.serial == itemSerial else { return false }
         return time + span <= discardBefore.time + 0.001
     }
 
@@ -129,10 +134,7 @@ extension FFmpegSession {
     private func isBeforeSeekTarget(_ packet: UnsafeMutablePointer<AVPacket>, serial packetSerial: Int) -> Bool {
         guard let time = mediaTime(packet.pointee.pts, videoTimeBase) else { return false }
         let span = packet.pointee.duration > 0 ? Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase) : videoFrameDuration
-        return lock.locked {
-            guard let discardBefore, discardBefore.serial == packetSerial else { return false }
-            return time + span <= discardBefore.time + 0.001
-        }
+        return lock.locked { endsBeforeSeekTarget(time: time, span: span, serial: packetSerial) }
     }
 
     /// Queues one audio frame for the output, waiting for room; false when aborted.
