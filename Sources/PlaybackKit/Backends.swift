@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One engine that can make players: what an adapter module registers.
 public protocol PlaybackBackend: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// The `MediaPlayback` every built-in adapter returns: it owns the contract's semantics once
 /// for all engines and drives a `PlaybackEngine` on its own serial queue.

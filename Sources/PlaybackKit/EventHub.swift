@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Fans events out to every open `AsyncStream`, in the order they are sent.
 final class EventHub: Sendable {
@@ -11,7 +11,7 @@ final class EventHub: Sendable {
     /// Serialises senders so every listener sees the same order. Continuations are yielded to
     /// under this lock only, never under `state`'s: a stream's termination handler (which takes
     /// `state`'s lock) may run while the concurrency runtime holds a task lock that `yield` needs.
-    private let sendLock = NSLock()
+    private let sendLock = MutexLock()
 
     /// A new stream that receives every event sent from now on.
     func makeStream() -> AsyncStream<PlaybackEvent> {

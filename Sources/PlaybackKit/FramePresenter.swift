@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Hands presented pictures to a `.frames` handler: at natural size, or composed into the
 /// viewport by the current scaling mode. Buffers are reused while the handler does not keep
@@ -10,7 +10,7 @@ public final class FramePresenter: @unchecked Sendable {
     /// The viewport frames are composed into; nil: natural size.
     public let viewport: VideoSize?
     private let mode: Locked<ScalingMode>
-    private let lock = NSLock()
+    private let lock = MutexLock()
     private let composer = FrameComposer()
     private var buffer: [UInt8] = []
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A rectangle of whole pixels.
 public struct PixelRect: Sendable, Equatable, Hashable, CustomStringConvertible {

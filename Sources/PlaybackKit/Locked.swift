@@ -1,9 +1,7 @@
-import Foundation
-
 /// A value guarded by a lock, for state that several threads read and write.
 public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: every access to `value` goes through `lock`.
-    private let lock = NSLock()
+    private let lock = MutexLock()
     private var value: Value
 
     /// Guards `value`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One media player, whatever engine is behind it (ijkplayer's `IJKMediaPlayback` in Swift).
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A URL as a player opens it: a local file or a remote stream, checked against the URL
 /// policy before any engine sees it, so every engine fails the same way on the same input.

@@ -1,5 +1,5 @@
 import CLibPNG
-import Foundation
+import FoundationEssentials
 
 // MARK: - PNG through libpng
 

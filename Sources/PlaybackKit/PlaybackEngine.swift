@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What an engine knows once it has opened a source.
 public struct EngineMediaInfo: Sendable, Equatable {

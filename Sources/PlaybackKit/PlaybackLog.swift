@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The project's log: engines' messages and the players' own, to stderr when
 /// `MEDIAPLAYBACK_LOG` is `debug`, `info` or `warning` (default: `error`).
@@ -36,7 +36,7 @@ public enum PlaybackLog {
     /// Prints `message` at `level` with a tag naming its source.
     public static func log(_ level: Level, _ tag: String, _ message: @autoclosure () -> String) {
         guard enabled(level) else { return }
-        FileHandle.standardError.write(Data("[\(tag)] \(message())\n".utf8))
+        StandardStreams.writeError("[\(tag)] \(message())\n")
     }
 
     /// A debug line from the players' core.

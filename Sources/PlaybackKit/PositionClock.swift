@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// The position every player reports: engine samples interpolated by the wall clock so that
 /// it is smooth, advances at the playback rate, never runs backwards during plain playback,
