@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <time.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavfilter/avfilter.h>
@@ -83,9 +82,6 @@ static inline void pk_install_interrupt(AVFormatContext *context, int *flag) {
 }
 /** Sets the interrupt flag. */
 static inline void pk_interrupt_set(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
-
-/** Names the calling thread (at most 15 characters are kept), for ps/top and debuggers. */
-static inline void pk_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 /* Monotonic condition variables (pthread_cond_timedwait against CLOCK_MONOTONIC). */
 

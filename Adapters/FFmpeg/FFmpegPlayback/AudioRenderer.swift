@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // MARK: - SDL audio device
@@ -101,7 +101,7 @@ final class AudioRenderer: @unchecked Sendable {
     private let sourceChannels: Int32
     private var device: SDLAudioDevice?
     /// Guards `device` against pausing and closing at once.
-    private let deviceLock = NSLock()
+    private let deviceLock = MutexLock()
     /// Samples go to the SDL device (set in start(), before any callback can run).
     private var playsToDevice = false
     private var resampler: Resampler

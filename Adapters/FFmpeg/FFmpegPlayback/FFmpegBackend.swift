@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The FFmpeg backend: PlaybackKit's own player engine over libavformat, libavcodec,

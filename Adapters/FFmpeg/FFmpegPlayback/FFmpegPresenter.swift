@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // MARK: - The presenter thread

@@ -1,6 +1,7 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// One opened source and the threads that play it (ffplay's VideoState): the read thread
@@ -95,7 +96,7 @@ final class FFmpegSession: @unchecked Sendable {
 
     // MARK: - Picture on screen (guarded by `pictureLock`)
 
-    let pictureLock = NSLock()
+    let pictureLock = MutexLock()
     let displayed = OwnedFrame()
     var naturalSize = VideoSize.zero
     /// Media time of the picture in `displayed`.
@@ -138,23 +139,17 @@ final class FFmpegSession: @unchecked Sendable {
 
     /// Starts the read thread, which opens the source.
     func start() {
-        let thread = Thread { [self] in
-            pk_set_thread_name("ff.read")
-            readLoop()
-        }
-        thread.start()
+        DetachedThread.start(name: "ff.read") { [self] in readLoop() }
     }
 
     /// Runs `body` on a new worker thread counted in `threads` (the read thread waits for
     /// them before the session can go away).
     func spawn(_ name: String, _ body: @escaping @Sendable (FFmpegSession) -> Void) {
         threads.enter()
-        let thread = Thread { [self] in
-            pk_set_thread_name(name)
+        DetachedThread.start(name: name) { [self] in
             body(self)
             threads.leave()
         }
-        thread.start()
     }
 
     /// Aborts everything at once; the threads finish and free the handles by themselves.

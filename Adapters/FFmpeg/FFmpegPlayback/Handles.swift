@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // Each C handle of the engine lives in one owning final class below and is freed in its

@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 
 // MARK: - One mutex, several conditions
 

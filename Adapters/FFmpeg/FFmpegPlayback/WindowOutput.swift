@@ -1,6 +1,6 @@
 #if FFmpeg
 import CFFmpeg
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Draws pictures into an existing X11 window with XPutImage: swscale converts (and scales)

@@ -1,6 +1,7 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
+import PlaybackKit
 
 /// A GLib main loop on a dedicated thread with its own `GMainContext` (pushed as that thread's
 /// default), so a player's bus watch and timers never depend on an application's GLib loop.
@@ -12,11 +13,11 @@ final class GLibLoopThread: @unchecked Sendable {
     // @unchecked: `context`, `loop` and `accepting` are guarded by `lock`; the loop thread alone
     // iterates the context.
 
-    private let lock = NSLock()
+    private let lock = MutexLock()
     private var context: OpaquePointer?     // GMainContext*
     private var loop: OpaquePointer?        // GMainLoop*
     private var accepting = true
-    private var loopThread: Thread?
+    private var loopThread: pthread_t?
     private let name: String
 
     /// Makes the context and the loop; `start` runs them.
@@ -36,21 +37,20 @@ final class GLibLoopThread: @unchecked Sendable {
     var mainContext: OpaquePointer? { lock.withLock { context } }
 
     /// True on the loop thread.
-    var isLoopThread: Bool { Thread.current === lock.withLock { loopThread } }
+    var isLoopThread: Bool { lock.withLock { loopThread }.map(DetachedThread.isCurrent) ?? false }
 
     /// Starts the thread: it runs the loop until `stop`, then calls `finish` there.
     func start(finish: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        DetachedThread.start(name: name) { [self] in
+            lock.withLock { loopThread = DetachedThread.current }
             guard let context = mainContext, let loop = lock.withLock({ self.loop }) else { return }
             g_main_context_push_thread_default(context)
             g_main_loop_run(loop)
             finish()
             g_main_context_pop_thread_default(context)
             releaseContext()
+            lock.withLock { loopThread = nil }  // a later thread may get the same id
         }
-        thread.name = name
-        lock.withLock { loopThread = thread }
-        thread.start()
     }
 
     /// Runs `work` on the loop thread after what is already queued; dropped once `stop` was

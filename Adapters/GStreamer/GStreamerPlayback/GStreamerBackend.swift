@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The GStreamer backend: players over `playbin`, each on its own GLib main loop thread.

@@ -1,5 +1,5 @@
 #if GStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// `PlaybackEngine` over GStreamer: each `open` starts a `GStreamerSession` (a playbin on its

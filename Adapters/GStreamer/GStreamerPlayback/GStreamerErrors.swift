@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Turns GStreamer's error messages into `PlaybackError`s with the contract's codes.

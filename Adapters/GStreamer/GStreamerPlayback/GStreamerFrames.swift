@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Reads pictures and their geometry out of GstSamples and GstCaps.

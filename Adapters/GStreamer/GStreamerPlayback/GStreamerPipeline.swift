@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// What the pipeline's C callbacks call. The pipeline keeps it alive and disconnects every
@@ -59,7 +59,7 @@ final class GStreamerPipeline: @unchecked Sendable {
     // @unchecked: `playbin` is read by other threads only through `withPlaybin`, which holds
     // `lock`; everything else is touched on the loop thread (build and destroy).
 
-    private let lock = NSLock()
+    private let lock = MutexLock()
     private var playbin: UnsafeMutablePointer<GstElement>?
     private var bus: UnsafeMutablePointer<GstBus>?
     private var busWatch: UnsafeMutablePointer<GSource>?

@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // Reports a session sends on its own: position and buffer figures, video size and frames,
@@ -192,7 +192,7 @@ extension GStreamerSession {
         let headers = gst_structure_new_empty("extra-headers")!
         for (name, value) in options.httpHeaders {
             // souphttpsrc sends its own User-Agent: replace it rather than send two.
-            if name.caseInsensitiveCompare("User-Agent") == .orderedSame, pk_gst_has_property(element, "user-agent") != 0 {
+            if name.lowercased() == "user-agent", pk_gst_has_property(element, "user-agent") != 0 {
                 pk_gst_set_string(element, "user-agent", value)
             } else {
                 pk_gst_structure_set_string(headers, name, value)

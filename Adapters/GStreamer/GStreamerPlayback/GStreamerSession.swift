@@ -1,6 +1,6 @@
 #if GStreamer
 import CGStreamer
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// One opened source: a playbin driven on its own GLib loop thread. Everything the engine asks

@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The libmpv backend: players over mpv's client API; `.frames` pictures through its software

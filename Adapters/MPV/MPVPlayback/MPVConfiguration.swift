@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// How PlaybackKit's options become mpv options, and mpv's failures `PlaybackError`s.

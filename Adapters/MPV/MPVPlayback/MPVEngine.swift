@@ -1,5 +1,5 @@
 #if MPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The `PlaybackEngine` over libmpv: each `open` makes an `MPVSession` (its own core, event

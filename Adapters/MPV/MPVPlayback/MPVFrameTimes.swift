@@ -1,5 +1,6 @@
 #if MPV
-import Foundation
+import FoundationEssentials
+import PlaybackKit
 
 /// Gives each drawn frame its media time. The software render API does not say which frame it
 /// drew, so frames are paired with mpv's `time-pos` samples: mpv sets `time-pos` to a frame's
@@ -10,7 +11,7 @@ import Foundation
 /// newest one: the next frame's sample may already be in when drawing is slow.
 final class MPVFrameTimes: @unchecked Sendable {
     // @unchecked: every field is read and written with `condition` held.
-    private let condition = NSCondition()
+    private let condition = ConditionVariable()
     private var samples: [(arrival: TimeInterval, value: TimeInterval)] = []
     private var lastStamp: TimeInterval = 0
     /// When the sample the last new frame took arrived.

@@ -1,6 +1,7 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// Owns one `mpv_handle`: created, configured and initialised in `init`, destroyed in
@@ -13,7 +14,7 @@ import PlaybackKit
 final class MPVHandle: @unchecked Sendable {
     // @unchecked: `raw` and `activeCalls` are read and written with `condition` held; libmpv
     // allows calls on one handle from several threads at once.
-    private let condition = NSCondition()
+    private let condition = ConditionVariable()
     private var raw: OpaquePointer?
     private var activeCalls = 0
     /// The handle for `waitEvent`, kept separately so that waiting needs no bookkeeping.

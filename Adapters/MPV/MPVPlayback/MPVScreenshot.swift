@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Thumbnails where no picture passes through memory while playing (`.none`, `.window`): mpv's

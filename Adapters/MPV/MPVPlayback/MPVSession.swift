@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer (for
@@ -159,9 +159,7 @@ final class MPVSession: @unchecked Sendable {
 
     /// Starts the event thread and loads the source (paused).
     func start() {
-        let thread = Thread { [self] in runEventLoop() }
-        thread.name = "mpv-events"
-        thread.start()
+        DetachedThread.start(name: "mpv-events") { [self] in runEventLoop() }
         handle.commandAsync(["loadfile", MPVConfiguration.loadTarget(for: source)])
     }
 
@@ -191,7 +189,7 @@ final class MPVSession: @unchecked Sendable {
                                      framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
             return id
         }
-        let target = String(format: "%.6f", max(0, seconds))
+        let target = String(cFormat: "%.6f", max(0, seconds))
         handle.commandAsync(["seek", target, accurate ? "absolute+exact" : "absolute+keyframes"], replyID: id)
     }
 
@@ -285,7 +283,7 @@ final class MPVSession: @unchecked Sendable {
             guard let message = event.data?.assumingMemoryBound(to: mpv_event_log_message.self).pointee,
                   let text = message.text else { return }
             let prefix = message.prefix.map { String(cString: $0) } ?? "mpv"
-            let line = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = String(cString: text).trimmingWhitespace()
             errorLines = Array((errorLines + [line]).suffix(3))
             PlaybackLog.log(.info, "mpv", "\(prefix): \(line)")
         default:

@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// One picture the renderer drew: RGBA rows (`bytesPerRow` apart) at `size`, valid only
@@ -17,7 +17,7 @@ struct MPVRenderedPicture {
 /// The flag libmpv's update callback raises; the callback's context object.
 final class MPVRenderUpdates: @unchecked Sendable {
     // @unchecked: every field is read and written with `condition` held.
-    let condition = NSCondition()
+    let condition = ConditionVariable()
     var pending = false
     /// The render thread is drawing (and handing over) a picture.
     var drawing = false
@@ -75,9 +75,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             guard let opaque else { return }
             Unmanaged<MPVRenderUpdates>.fromOpaque(opaque).takeUnretainedValue().raise()
         }, Unmanaged.passUnretained(updates).toOpaque())
-        let thread = Thread { [self] in run() }
-        thread.name = "mpv-render"
-        thread.start()
+        DetachedThread.start(name: "mpv-render") { [self] in run() }
     }
 
     deinit {

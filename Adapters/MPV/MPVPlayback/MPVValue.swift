@@ -1,6 +1,6 @@
 #if MPV
 import CMPV
-import Foundation
+import FoundationEssentials
 
 /// A Swift copy of an `mpv_node` (property values such as `demuxer-cache-state`, command
 /// results such as `screenshot-raw`), so it can outlive the node libmpv owns.
