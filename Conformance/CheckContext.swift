@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // MARK: - Outcomes a check throws
@@ -246,7 +246,7 @@ final class CheckContext: Sendable {
 /// (a call that never returns is left behind on its thread).
 func returnsWithin(_ limit: TimeInterval, _ work: @escaping @Sendable () -> Void) async -> Bool {
     let done = Watched(false)
-    Thread.detachNewThread {
+    DetachedThread.start {
         work()
         done.update { $0 = true }
     }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// The conformance suite: every check of the `MediaPlayback` contract, run against one

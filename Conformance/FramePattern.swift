@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Reads the frame number that `scripts/make-fixtures.sh` paints into its numbered clips:

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +32,7 @@ final class LocalHTTPServer: @unchecked Sendable {
     let playCut: Int
     /// How many responses have stalled so far.
     let stalls = Watched(0)
-    private let condition = NSCondition()
+    private let condition = ConditionVariable()
     private var connections: Set<Int32> = []
     private var stopped = false
 
@@ -47,7 +47,7 @@ final class LocalHTTPServer: @unchecked Sendable {
         }
         openPrefix = min(media.count / 8, 16 * 1024)
         (listener, port) = try Self.listen()
-        Thread.detachNewThread { [self] in acceptLoop() }
+        DetachedThread.start { [self] in acceptLoop() }
     }
 
     deinit { stop() }
@@ -128,7 +128,7 @@ final class LocalHTTPServer: @unchecked Sendable {
             }
             connections.insert(client)
             condition.unlock()
-            Thread.detachNewThread { [self] in
+            DetachedThread.start { [self] in
                 serve(client)
                 condition.lock()
                 connections.remove(client)
@@ -209,8 +209,8 @@ final class LocalHTTPServer: @unchecked Sendable {
         if let query = request.path.firstIndex(of: "?") { request.path = String(request.path[..<query]) }
         for line in lines.dropFirst() {
             let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "range" else { continue }
-            let value = parts[1].trimmingCharacters(in: .whitespaces)
+            guard parts.count == 2, parts[0].trimmingBlanks().lowercased() == "range" else { continue }
+            let value = parts[1].trimmingBlanks()
             guard value.hasPrefix("bytes=") else { continue }
             let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
             if bounds.count == 2 {

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import PlaybackKit
 
 /// A value that several threads update and async code waits on, each wait with a deadline.
 final class Watched<Value: Sendable>: @unchecked Sendable {
@@ -8,7 +10,7 @@ final class Watched<Value: Sendable>: @unchecked Sendable {
         let continuation: CheckedContinuation<Bool, Never>
     }
 
-    private let lock = NSLock()
+    private let lock = MutexLock()
     private var value: Value
     private var waiters: [Int: Waiter] = [:]
     private var nextID = 0

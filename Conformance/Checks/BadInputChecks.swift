@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Broken and unreachable sources: each ends in `.finished(.playbackError)` with the fitting

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Every public call returns within 50 ms, also while the engine is busy or the source stalls.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The end of the media: one finish, position at the end, restart, seek after the end.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Prepare, autoplay, state events, stop, shutdown, play before prepare.

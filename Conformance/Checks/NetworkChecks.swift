@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Playing over HTTP from the local server.

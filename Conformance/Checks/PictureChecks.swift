@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Natural size, size changes, thumbnails, `.frames` order.

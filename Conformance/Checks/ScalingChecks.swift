@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Each `ScalingMode` composed into a 400x200 viewport from the 320x240 clip, checked by pixels:

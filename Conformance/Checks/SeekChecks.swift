@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative.

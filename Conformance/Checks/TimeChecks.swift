@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Duration, real-time pace, smoothness, pause and resume.
