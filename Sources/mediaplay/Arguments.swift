@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The command line, split into options and operands, read option by option.
@@ -87,5 +87,5 @@ struct Arguments {
 /// Formats seconds as `HH:MM:SS`.
 func clockText(_ seconds: TimeInterval) -> String {
     let whole = max(0, Int(seconds.isFinite ? seconds : 0))
-    return String(format: "%02d:%02d:%02d", whole / 3600, (whole / 60) % 60, whole % 60)
+    return String(cFormat: "%02ld:%02ld:%02ld", whole / 3600, (whole / 60) % 60, whole % 60)
 }

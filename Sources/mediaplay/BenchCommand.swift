@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// `mediaplay bench [--backend NAME|all] [--json|--markdown] [--runs N]`: measures each
@@ -103,7 +103,7 @@ struct Bench {
 
     /// Progress lines on stderr (the table goes to stdout).
     static let log: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data("bench: \(line)\n".utf8))
+        StandardStreams.writeError("bench: \(line)\n")
     }
 
     /// The whole-process measurements of one backend: playback CPU and peak memory against the
@@ -151,7 +151,7 @@ struct Bench {
         (report.prepare, report.prepareCold, report.pictureReadyWhenPrepared) = await inProcess.timeToPrepared(backend: backend)
         log("  accurate seeks")
         (report.seeks, report.seekWorstMiss) = await inProcess.seekLatency(backend: backend)
-        log(String(format: "  concurrency: %@, .frames output, null audio (within %.0f s)", BenchMedia.concurrency.summary, concurrencyBudget))
+        log("  concurrency: \(BenchMedia.concurrency.summary), .frames output, null audio (within \(String(cFormat: "%.0f", concurrencyBudget)) s)")
         report.concurrency = await ConcurrencyMeasurement(media: media, budget: concurrencyBudget, log: log).run(backend: backend)
         report.seconds += monotonicSeconds() - started
     }

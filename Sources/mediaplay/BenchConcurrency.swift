@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// When each frame reached the `.frames` handler, by media time.
@@ -139,9 +139,9 @@ struct ConcurrencyMeasurement {
         for player in players { await shutDown(player) }
 
         let step = Self.judge(count: count, verdicts: verdicts, seconds: monotonicSeconds() - started)
-        log(String(format: "  %2d players: %@ (worst drift %.0f ms, fewest frames %.0f %%)%@",
-                   count, step.passed ? "real time" : "FAILED", step.worstDrift * 1000, step.worstFrameShare * 100,
-                   step.reason.map { " — " + $0 } ?? ""))
+        log(String(cFormat: "  %2ld players: ", count) + (step.passed ? "real time" : "FAILED")
+            + String(cFormat: " (worst drift %.0f ms, fewest frames %.0f %%)", step.worstDrift * 1000, step.worstFrameShare * 100)
+            + (step.reason.map { " — " + $0 } ?? ""))
         result.steps.append(step)
         return step
     }
@@ -227,10 +227,10 @@ struct ConcurrencyMeasurement {
                 } else if verdict.stalled {
                     reason = "player \(index + 1) stalled"
                 } else if verdict.frameShare < frameShareLimit {
-                    reason = String(format: "player %d showed %.0f %% of the frames (%d distinct times, %.3f to %.3f s)", index + 1,
+                    reason = String(cFormat: "player %ld showed %.0f %% of the frames (%ld distinct times, %.3f to %.3f s)", index + 1,
                                     verdict.frameShare * 100, verdict.distinctFrames, verdict.firstMedia, verdict.lastMedia)
                 } else {
-                    reason = String(format: "player %d drifted %.0f ms", index + 1, verdict.drift * 1000)
+                    reason = String(cFormat: "player %ld drifted %.0f ms", index + 1, verdict.drift * 1000)
                 }
             }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 // MARK: - Waiting on events
@@ -134,7 +134,7 @@ struct InProcessMeasurements {
             }
             let elapsed = monotonicSeconds() - started
             guard case .seekCompleted(let reached) = event else {
-                latency.failure = Self.describe(event, waiting: String(format: "seekCompleted(%.3f)", target), seconds: 15)
+                latency.failure = Self.describe(event, waiting: String(cFormat: "seekCompleted(%.3f)", target), seconds: 15)
                 break
             }
             latency.values.append(elapsed)
@@ -149,7 +149,7 @@ struct InProcessMeasurements {
         switch event {
         case .finished(.playbackError(let error))?: return error.description
         case let event?: return "got \(event) while waiting for \(what)"
-        case nil: return String(format: "no %@ within %.0f s", what, seconds)
+        case nil: return "no \(what) within \(String(cFormat: "%.0f", seconds)) s"
         }
     }
 }

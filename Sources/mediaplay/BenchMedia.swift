@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// One clip the bench generates: H.264 (x264) + AAC in MP4, from lavfi test sources.

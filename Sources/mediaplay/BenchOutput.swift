@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Everything one bench run produced, ready to print.
@@ -26,8 +26,8 @@ private struct Row {
     var met: String
 }
 
-private func ms(_ seconds: Double?) -> String { seconds.map { String(format: "%.0f ms", $0 * 1000) } ?? "—" }
-private func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "—" }
+private func ms(_ seconds: Double?) -> String { seconds.map { String(cFormat: "%.0f ms", $0 * 1000) } ?? "—" }
+private func number(_ value: Double?, _ format: String) -> String { value.map { String(cFormat: format, $0) } ?? "—" }
 
 /// A median, or the reason it is missing.
 private func figure(_ series: Series, _ format: String) -> String {
@@ -40,7 +40,7 @@ private func figure(_ series: Series, _ format: String) -> String {
 }
 
 private func shorten(_ text: String, to limit: Int = 70) -> String {
-    let line = text.replacingOccurrences(of: "\n", with: " ")
+    let line = text.replacing("\n", with: " ")
     return line.count <= limit ? line : String(line.prefix(limit - 1)) + "…"
 }
 
@@ -56,9 +56,9 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     var list: [Row] = []
     list.append(Row(backend: name, metric: "playback CPU .none (CPU s per media s)",
                     ours: figure(report.playNone.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f") + " " + own,
-                    ratio: number(report.cpuRatio, "%.3f×"), target: String(format: "≤ %.2f×", report.cpuLimit),
+                    ratio: number(report.cpuRatio, "%.3f×"), target: String(cFormat: "≤ %.2f×", report.cpuLimit),
                     met: verdict("playback CPU")))
-    list.append(Row(backend: name, metric: String(format: "playback CPU .none, steady (CPU s per s, from %.0f s to the end)", ProcessMeasurements.steadySampleAfter),
+    list.append(Row(backend: name, metric: String(cFormat: "playback CPU .none, steady (CPU s per s, from %.0f s to the end)", ProcessMeasurements.steadySampleAfter),
                     ours: figure(report.playNone.steadyCPU, "%.3f"), reference: figure(report.playOwn.steadyCPU, "%.3f"),
                     ratio: number(report.steadyCPURatio, "%.3f×"), target: "—", met: "—"))
     list.append(Row(backend: name, metric: "playback CPU .frames (RGBA to a handler)",
@@ -86,7 +86,7 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     list.append(Row(backend: name, metric: "time to prepared, 1080p (median)", ours: prepared, reference: "", ratio: "", target: "", met: ""))
     var seek = report.seeks.values.isEmpty && report.seeks.failure != nil
         ? "failed: " + shorten(report.seeks.failure!) : "\(ms(report.seekP50)) / \(ms(report.seekP95))"
-    if let miss = report.seekWorstMiss { seek += String(format: " (worst miss %.0f ms)", miss * 1000) }
+    if let miss = report.seekWorstMiss { seek += String(cFormat: " (worst miss %.0f ms)", miss * 1000) }
     if report.seeks.failure != nil, !report.seeks.values.isEmpty { seek += " (then failed: \(shorten(report.seeks.failure!, to: 40)))" }
     list.append(Row(backend: name, metric: "accurate seek p50 / p95, 720p 60 s (20 seeks)", ours: seek, reference: "", ratio: "", target: "", met: ""))
     let concurrency = report.concurrency
@@ -130,7 +130,7 @@ extension BenchResult {
             zip(columns, widths).map { column, width in
                 let cell = column(row)
                 return cell + String(repeating: " ", count: max(0, width - cell.count))
-            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            }.joined(separator: "  ").trimmingBlanks()
         }
         var lines = header + [""]
         lines.append(line(titles))
@@ -145,7 +145,7 @@ extension BenchResult {
         for check in targets {
             lines.append("  [\(check.verdict)] \(check.backend): \(check.target): \(check.figure)")
         }
-        lines.append(String(format: "bench took %.0f s (media generation %.0f s)", totalSeconds, mediaSeconds))
+        lines.append(String(cFormat: "bench took %.0f s (media generation %.0f s)", totalSeconds, mediaSeconds))
         return lines.joined(separator: "\n")
     }
 
@@ -158,7 +158,7 @@ extension BenchResult {
         lines.append("|---|---|---|---|---|---|---|")
         for row in all {
             let cells = [row.backend, row.metric, row.ours, row.reference, row.ratio, row.target, row.met]
-                .map { $0.replacingOccurrences(of: "|", with: "\\|") }
+                .map { $0.replacing("|", with: "\\|") }
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
@@ -274,21 +274,6 @@ extension BenchResult {
             "mediaGenerationSeconds": mediaSeconds,
             "totalSeconds": totalSeconds,
         ]
-        let cleaned = Self.replacingNils(object)
-        guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.prettyPrinted, .sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    /// JSONSerialization cannot write `Optional.none`: turn it into NSNull, at every depth.
-    private static func replacingNils(_ value: Any) -> Any {
-        if let dictionary = value as? [String: Any] { return dictionary.mapValues { replacingNils($0) } }
-        if let array = value as? [Any] { return array.map { replacingNils($0) } }
-        let mirror = Mirror(reflecting: value)
-        if mirror.displayStyle == .optional {
-            guard let wrapped = mirror.children.first?.value else { return NSNull() }
-            return replacingNils(wrapped)
-        }
-        if let double = value as? Double, !double.isFinite { return NSNull() }
-        return value
+        return (try? JSONValue(object).text(pretty: true)) ?? "{}"
     }
 }

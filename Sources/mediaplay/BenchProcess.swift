@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 #if canImport(Glibc)
@@ -51,14 +52,14 @@ struct ChildUsage: Sendable {
     var failureDescription: String {
         var text: String
         if timedOut {
-            text = String(format: "killed after %.0f s (time limit)", wallSeconds)
+            text = String(cFormat: "killed after %.0f s (time limit)", wallSeconds)
         } else if let signal {
             text = "ended by signal \(signal)"
         } else {
             text = "exit status \(exitCode ?? -1)"
         }
         // A crash report is long: its "Fatal error" or "crashed" lines say the most.
-        let lines = errorTail.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = errorTail.split(separator: "\n").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
         let telling = lines.filter { $0.contains("Fatal error") || $0.contains("crashed") || $0.hasPrefix("mediaplay: error") }
         let tail = (telling.isEmpty ? Array(lines.suffix(2)) : Array(telling.prefix(2))).joined(separator: " | ")
         if !tail.isEmpty { text += ": " + tail }
@@ -69,10 +70,19 @@ struct ChildUsage: Sendable {
 /// The whole text of a file, read to its end (files under /proc report no size, so a reader
 /// that trusts the size would stop early).
 func readWholeFile(_ path: String) -> String? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    guard let data = try? handle.readToEnd() else { return nil }
-    return String(decoding: data, as: UTF8.self)
+    let file = open(path, O_RDONLY | O_CLOEXEC)
+    guard file >= 0 else { return nil }
+    defer { close(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        guard count >= 0 else { return nil }
+        if count == 0 { break }
+        bytes += chunk[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The monotonic clock in seconds, for wall-time figures.
@@ -192,7 +202,7 @@ enum ChildProcess {
                     kill(-pid, SIGKILL)
                 }
             }
-            let waiter = Thread {
+            DetachedThread.start(name: "bench.reap") {
                 var info = siginfo_t()
                 while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
                 exited.set(true)
@@ -212,7 +222,6 @@ enum ChildProcess {
                     cpuAtSample: sample.get()?.cpu,
                     sampleWallSeconds: sample.get()?.wall))
             }
-            waiter.start()
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 // MARK: - Statistics
@@ -100,13 +101,13 @@ func checkTargets(_ reports: [BackendReport]) -> [TargetCheck] {
         let limit = report.cpuLimit
         checks.append(TargetCheck(
             backend: report.name,
-            target: String(format: "playback CPU (.none) ≤ %.2f× %@", limit, report.ownPlayer),
-            figure: report.cpuRatio.map { String(format: "%.3f×", $0) } ?? "—",
+            target: String(cFormat: "playback CPU (.none) ≤ %.2f× ", limit) + report.ownPlayer,
+            figure: report.cpuRatio.map { String(cFormat: "%.3f×", $0) } ?? "—",
             met: report.cpuRatio.map { $0 <= limit }))
         checks.append(TargetCheck(
             backend: report.name,
             target: "peak memory ≤ own player + 20 MiB",
-            figure: report.memoryExcess.map { String(format: "%+.1f MiB", $0) } ?? "—",
+            figure: report.memoryExcess.map { String(cFormat: "%+.1f MiB", $0) } ?? "—",
             met: report.memoryExcess.map { $0 <= 20 }))
     }
     if let ffmpeg = reports.first(where: { $0.name == "ffmpeg" }) {
@@ -116,7 +117,7 @@ func checkTargets(_ reports: [BackendReport]) -> [TargetCheck] {
         var figure = "—"
         if let own = ffmpeg.playNone.cpu.median {
             let lowestOther = measured.min { $0.1 < $1.1 }
-            figure = String(format: "%.3f", own) + (lowestOther.map { String(format: " vs %@ %.3f", $0.0, $0.1) } ?? "")
+            figure = String(cFormat: "%.3f", own) + (lowestOther.map { " vs \($0.0) " + String(cFormat: "%.3f", $0.1) } ?? "")
             // With no other adapter measured (a one-engine run) there is nothing to compare.
             met = measured.isEmpty ? nil : measured.allSatisfy { own <= $0.1 }
             if measured.isEmpty {
@@ -128,7 +129,7 @@ func checkTargets(_ reports: [BackendReport]) -> [TargetCheck] {
         checks.append(TargetCheck(backend: "ffmpeg", target: "lowest playback CPU (.none) of the adapters", figure: figure, met: met))
         checks.append(TargetCheck(
             backend: "ffmpeg", target: "thumbnail ≤ 1.0× ffmpeg -ss 7 -i F -frames:v 1",
-            figure: ffmpeg.thumbnailRatio.map { String(format: "%.3f×", $0) } ?? "—",
+            figure: ffmpeg.thumbnailRatio.map { String(cFormat: "%.3f×", $0) } ?? "—",
             met: ffmpeg.thumbnailRatio.map { $0 <= 1.0 }))
     }
     return checks
@@ -159,10 +160,10 @@ struct MachineInfo: Sendable {
         let cpuinfo = readWholeFile("/proc/cpuinfo") ?? ""
         let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
-            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+            .map { $0.trimmingBlanks() } ?? "unknown"
         let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
         let pretty = release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
-            .map { String($0.dropFirst("PRETTY_NAME=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "Linux"
+            .map { String($0.dropFirst("PRETTY_NAME=".count)).trimming { $0 == "\"" } } ?? "Linux"
         var names = utsname()
         uname(&names)
         let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -171,16 +172,14 @@ struct MachineInfo: Sendable {
         #else
         let build = "release build"
         #endif
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
         return MachineInfo(
             processor: model, cores: ProcessInfo.processInfo.activeProcessorCount,
             memoryGiB: Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824,
-            system: pretty, kernel: kernel, build: build, date: formatter.string(from: Date()))
+            system: pretty, kernel: kernel, build: build, date: Date().formatted(.iso8601))
     }
 
     var summary: String {
-        String(format: "%@, %d cores, %.1f GiB RAM, %@ (Linux %@), %@; load average %.2f at the start, %.2f at the end",
-               processor, cores, memoryGiB, system, kernel, build, loadAtStart, loadAtEnd)
+        "\(processor), \(cores) cores, \(String(cFormat: "%.1f", memoryGiB)) GiB RAM, \(system) (Linux \(kernel)), \(build); "
+            + String(cFormat: "load average %.2f at the start, %.2f at the end", loadAtStart, loadAtEnd)
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 // MARK: - The engines' own players
@@ -115,7 +116,7 @@ struct PlaybackSeries: Sendable {
         if usage.peakIsChildOwn {
             peakMiB.values.append(Double(usage.peakResidentKiB) / 1024)
         } else {
-            peakMiB.failure = String(format: "hidden by the bench's own peak (%.0f MiB)", Double(usage.spawnerPeakKiB) / 1024)
+            peakMiB.failure = String(cFormat: "hidden by the bench's own peak (%.0f MiB)", Double(usage.spawnerPeakKiB) / 1024)
         }
         wall.values.append(usage.wallSeconds)
     }
@@ -140,9 +141,8 @@ struct StartupCost: Sendable {
 
     var summary: String {
         guard cpuSeconds.isMeasured else { return "not measured" }
-        return String(format: "%.0f ms CPU, %.0f ms wall, peak %@ MiB, %d shared libraries",
-                      (cpuSeconds.median ?? 0) * 1000, (wallSeconds.median ?? 0) * 1000,
-                      peakMiB.median.map { String(format: "%.1f", $0) } ?? "—", libraries)
+        return String(cFormat: "%.0f ms CPU, %.0f ms wall, peak ", (cpuSeconds.median ?? 0) * 1000, (wallSeconds.median ?? 0) * 1000)
+            + (peakMiB.median.map { String(cFormat: "%.1f", $0) } ?? "—") + " MiB, \(libraries) shared libraries"
     }
 }
 
@@ -207,8 +207,8 @@ struct ProcessMeasurements {
                     case 1: ownSeries.record(usage, mediaSeconds: seconds)
                     default: frames.record(usage, mediaSeconds: seconds)
                     }
-                    log(String(format: "  run %d %@: %.2f CPU s (%.3f per media s; %.3f per s after %.0f s), peak %.1f MiB, %.1f s wall",
-                               round, name, usage.cpuSeconds, usage.cpuSeconds / seconds, usage.steadyCPUPerSecond ?? .nan,
+                    log("  run \(round) \(name): " + String(cFormat: "%.2f CPU s (%.3f per media s; %.3f per s after %.0f s), peak %.1f MiB, %.1f s wall",
+                               usage.cpuSeconds, usage.cpuSeconds / seconds, usage.steadyCPUPerSecond ?? .nan,
                                Self.steadySampleAfter, Double(usage.peakResidentKiB) / 1024, usage.wallSeconds))
                 } else {
                     let reason = usage.failureDescription
@@ -256,7 +256,7 @@ struct ProcessMeasurements {
         var ours = Series(), ffmpeg = Series()
         // CPU seconds too: less sensitive than wall time to other work on the machine.
         var oursCPU = Series(), ffmpegCPU = Series()
-        let stamp = String(format: "%g", time)
+        let stamp = String(cFormat: "%g", time)
         for round in 1...runs {
             for side in 0..<2 {
                 let output = folder.appendingPathComponent("thumb-\(backend)-\(side)-\(round).png").path

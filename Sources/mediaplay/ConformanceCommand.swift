@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PlaybackConformance
 import PlaybackKit
 
@@ -7,7 +7,7 @@ import PlaybackKit
 /// lines to stderr. Returns 0 when every check passed, 1 when any failed, 2 on a usage error.
 func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only: Set<String>?) async -> Int32 {
     func complain(_ message: String) {
-        FileHandle.standardError.write(Data("mediaplay: error: \(message)\n".utf8))
+        StandardStreams.writeError("mediaplay: error: \(message)\n")
     }
     let backends: [any PlaybackBackend]
     if let backendName {
@@ -37,24 +37,24 @@ func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only
         let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
         let report = await suite.run(only: only) { progress in
             guard case .finished(let result) = progress else { return }
-            var line = "[\(name)] \(result.name): \(result.outcome.status) (\(String(format: "%.1f", result.seconds)) s)"
+            var line = "[\(name)] \(result.name): \(result.outcome.status) (\(String(cFormat: "%.1f", result.seconds)) s)"
             if let reason = result.outcome.reason { line += " — \(reason)" }
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardStreams.writeError(line + "\n")
         }
-        FileHandle.standardError.write(Data((report.summaryLine + "\n").utf8))
+        StandardStreams.writeError(report.summaryLine + "\n")
         reports.append(report)
     }
     let matrix = ConformanceMatrix(reports: reports)
     if json {
         do {
-            FileHandle.standardOutput.write(try matrix.jsonData())
-            FileHandle.standardOutput.write(Data("\n".utf8))
+            StandardStreams.writeOutput(Array(try matrix.jsonData()))
+            StandardStreams.writeOutput("\n")
         } catch {
             complain("could not encode the report: \(error)")
             return 1
         }
     } else {
-        FileHandle.standardOutput.write(Data(matrix.renderText().utf8))
+        StandardStreams.writeOutput(matrix.renderText())
     }
     return matrix.allPassed ? 0 : 1
 }

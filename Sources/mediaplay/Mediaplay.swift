@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
@@ -25,7 +26,7 @@ struct Mediaplay {
         PlaybackBackends.registerBuiltIns()
         var words = Array(CommandLine.arguments.dropFirst())
         guard let command = words.first else {
-            FileHandle.standardError.write(Data((usage + "\n").utf8))
+            StandardStreams.writeError(usage + "\n")
             exit(2)
         }
         words.removeFirst()
@@ -55,7 +56,7 @@ struct Mediaplay {
 
     /// One line on stderr, exit status 1.
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("mediaplay: error: \(message.replacingOccurrences(of: "\n", with: " "))\n".utf8))
+        StandardStreams.writeError("mediaplay: error: \(message.replacing("\n", with: " "))\n")
         exit(1)
     }
 
@@ -88,12 +89,11 @@ struct Mediaplay {
                 "height": size.height,
                 "hasVideo": !size.isEmpty,
             ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
+            print(try JSONValue(object).text())
         } else {
             print("backend:  \(backend.name) (\(backend.engineVersion))")
             print("source:   \(source.isFile ? source.path : source.url.absoluteString)")
-            print(String(format: "duration: %.3f s (%@)", player.duration, clockText(player.duration)))
+            print("duration: \(String(cFormat: "%.3f", player.duration)) s (\(clockText(player.duration)))")
             print("size:     \(size.isEmpty ? "no video" : size.description)")
         }
         return 0
@@ -117,13 +117,13 @@ struct Mediaplay {
         if time > 0 { player.currentPlaybackTime = time }
         try await player.prepare()
         if time > 0, player.duration > 0, time >= player.duration {
-            throw PlaybackError(code: .invalidArgument, message: String(format: "--at %.3f is past the end (%.3f s)", time, player.duration))
+            throw PlaybackError(code: .invalidArgument, message: String(cFormat: "--at %.3f is past the end (%.3f s)", time, player.duration))
         }
         guard let frame = player.thumbnailAtCurrentTime() else {
             throw PlaybackError(code: .decode, message: "thumbnail: \(source.url.lastPathComponent) has no picture at \(time) s")
         }
         try frame.pngData().write(to: URL(fileURLWithPath: output))
-        FileHandle.standardError.write(Data(String(format: "mediaplay: wrote %@ (%dx%d, frame at %.3f s)\n", output, frame.width, frame.height, frame.presentationTime).utf8))
+        StandardStreams.writeError("mediaplay: wrote \(output) (\(frame.width)x\(frame.height), frame at \(String(cFormat: "%.3f", frame.presentationTime)) s)\n")
         return 0
     }
 

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// `mediaplay play`: plays to the end with a live time widget on a terminal (plain progress
@@ -26,13 +28,13 @@ final class PlayCommand: @unchecked Sendable {
         if arguments.operands.isEmpty {
             // No file given: the generated sample clip.
             source = MediaSource(try Mediaplay.sampleClip())
-            FileHandle.standardError.write(Data("mediaplay: playing the sample \(source.path)\n".utf8))
+            StandardStreams.writeError("mediaplay: playing the sample \(source.path)\n")
         } else {
             source = MediaSource(argument: try arguments.single("FILE or URL"))
         }
         var audio = try arguments.audioOutput()
         if audio == .system, arguments.value("--audio") == nil, !Self.audioDeviceExists() {
-            FileHandle.standardError.write(Data("mediaplay: no audio device found; playing without sound (--audio null)\n".utf8))
+            StandardStreams.writeError("mediaplay: no audio device found; playing without sound (--audio null)\n")
             audio = .null
         }
         var options = PlaybackOptions(videoOutput: .none, audioOutput: audio)
@@ -125,7 +127,7 @@ final class PlayCommand: @unchecked Sendable {
 
     /// Writes straight to stdout, unbuffered, so lines appear as they happen.
     private func writeOut(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        StandardStreams.writeOutput(text)
     }
 
     // MARK: - Keys
