@@ -1,6 +1,6 @@
 #if VLC
 import CVLC
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The libVLC 3 backend: each player drives one `libvlc_media_player_t` of the process-wide

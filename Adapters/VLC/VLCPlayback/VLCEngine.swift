@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// The `PlaybackEngine` over libVLC 3. Every call is posted to the engine's own serial queue,

@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// The one `libvlc_instance_t` of the process, made on first use and kept for the process's

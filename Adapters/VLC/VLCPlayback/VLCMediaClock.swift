@@ -1,5 +1,6 @@
 #if VLC
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// The engine's own estimate of the media time being presented, anchored on libVLC's

@@ -1,6 +1,6 @@
 #if VLC
 import CVLC
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// What libVLC reports about one player, copied out of `libvlc_event_t` on libVLC's thread.

@@ -1,5 +1,7 @@
 #if VLC
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// The picture formats a libVLC video output may deliver into a `VLCPictureBuffer`.
@@ -100,7 +102,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
     /// Bytes of picture in each row of each plane (the rest of a row is padding).
     private let rowBytes: [Int]
     private let slots: [UnsafeMutableRawPointer]
-    private let access = NSLock()
+    private let access = MutexLock()
     /// Slot states, with `access` held.
     private var writing: Int?
     private var lastShown: Int?

@@ -1,6 +1,6 @@
 #if VLC
 import CVLC
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Converts kept YUV pictures to RGBA at their display size through libswscale (the library

@@ -1,5 +1,5 @@
 #if VLC
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// The picture kept for `thumbnailAtCurrentTime()`: an RGBA copy (when libVLC delivers

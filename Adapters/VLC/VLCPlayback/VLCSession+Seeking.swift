@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 // MARK: - Seeking

@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the

@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PlaybackKit
 
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and

@@ -1,6 +1,6 @@
 #if VLC
 import CVLC
-import Foundation
+import FoundationEssentials
 import PlaybackKit
 
 /// Reads an X11 window's size, for mapping scaling modes onto libVLC's aspect and crop.
