@@ -58,7 +58,7 @@ final class FFmpegSession: @unchecked Sendable {
     let packetPool = PacketPool()
     var videoPackets = PacketQueue()
     var audioPackets = PacketQueue()
-    let videoFrames = FrameQueue(capacity: 3)
+    let videoFrames = FrameQueue(capacity: 2)
     let audioFrames = FrameQueue(capacity: 12)
     /// The serial for which each decoder returned AVERROR_EOF (fully drained).
     var videoDecoderFinished = -1
