@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// When each frame reached the `.frames` handler, by media time.
@@ -71,13 +72,18 @@ struct ConcurrencyResult: Sendable {
     var firstFailure: ConcurrencyStep? { steps.filter { !$0.passed }.min { $0.players < $1.players } }
 }
 
-/// The most players of the 480p clip that play together at real time, in this process:
-/// steps 1, 2, 4, 6, 8, 12, 16, 24, 32 until one fails, then once halfway back, within a
-/// time budget.
+/// The most players of the 480p clip that play together at real time, in this process, within
+/// a time budget. One player is played first and the CPU it used predicts how many fit on this
+/// machine; the search starts there, grows by a quarter while steps pass (or shrinks by a
+/// quarter while they fail), then halves the gap between the most that passed and the fewest
+/// that failed while time allows. Every count reported was played.
 struct ConcurrencyMeasurement {
     static let driftLimit = 0.100
     static let frameShareLimit = 0.95
-    static let counts = [1, 2, 4, 6, 8, 12, 16, 24, 32]
+    /// The most players a step may have.
+    static let largestStep = 64
+    /// The share of the machine's cores the predicted start may fill.
+    static let predictedLoad = 0.9
 
     let media: BenchMedia
     let budget: TimeInterval
@@ -87,28 +93,52 @@ struct ConcurrencyMeasurement {
         var result = ConcurrencyResult()
         let started = monotonicSeconds()
         var lastStepSeconds = 0.0
-        var lastPassed = 0
         func fits() -> Bool { monotonicSeconds() - started + lastStepSeconds * 1.5 <= budget }
 
-        for count in Self.counts {
+        let cpuBefore = processCPUSeconds()
+        guard let single = await step(backend: backend, players: 1, into: &result) else { return result }
+        lastStepSeconds = single.seconds
+        guard single.passed else { return result }
+        let perPlayer = (processCPUSeconds() - cpuBefore) / Double(BenchMedia.concurrency.seconds)
+        var count = Self.predictedStart(cpuPerPlayer: perPlayer, cores: Self.cores)
+        log(String(cFormat: "  one player used %.2f CPU s per media s: starting at %ld players", perPlayer, count))
+
+        var passed = 1, failed: Int?
+        while count > passed, count < (failed ?? Self.largestStep + 1) {
             guard fits() else {
                 result.cappedByTime = true
-                break
+                return result
             }
             guard let step = await step(backend: backend, players: count, into: &result) else { return result }
+            // A step of many players takes longer than the single one: budget with the last.
             lastStepSeconds = step.seconds
-            if !step.passed { break }
-            lastPassed = count
-        }
-        if let failed = result.firstFailure, failed.players - lastPassed >= 4 {
-            let middle = (failed.players + lastPassed) / 2
-            if fits() {
-                _ = await step(backend: backend, players: middle, into: &result)
+            if step.passed {
+                passed = count
+                count = failed.map { (passed + $0) / 2 } ?? min(Self.largestStep, max(count + 1, count * 5 / 4))
             } else {
-                result.cappedByTime = true
+                failed = count
+                count = passed * 2 < count ? max(passed + 1, count * 3 / 4) : (passed + count) / 2
             }
         }
         return result
+    }
+
+    /// Where the search starts: the players whose CPU fills `predictedLoad` of the cores,
+    /// at least 2.
+    static func predictedStart(cpuPerPlayer: Double, cores: Int) -> Int {
+        guard cpuPerPlayer > 0 else { return 2 }
+        return min(largestStep, max(2, Int(Double(cores) * predictedLoad / cpuPerPlayer)))
+    }
+
+    /// Cores online.
+    static var cores: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// User and system CPU seconds of this process so far (every thread).
+    private func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Runs one step and appends it; nil when players could not be made at all.

@@ -22,7 +22,7 @@ struct BenchClip: Sendable {
     /// Frames in the clip.
     var frameCount: Int { framesPerSecond * seconds }
 
-    /// `1920x1080 30 fps, 8 s, GOP 2 s`.
+    /// `1920x1080 30 fps, 20 s, GOP 2 s`.
     var summary: String {
         "\(width)x\(height) \(framesPerSecond) fps H.264 + AAC, \(seconds) s, GOP \(gopSeconds) s"
     }
@@ -45,7 +45,7 @@ struct BenchClip: Sendable {
 /// The clips the bench measures with, generated once into a cache folder.
 struct BenchMedia: Sendable {
     /// Playback CPU, peak memory, time to prepared and thumbnails: 1080p30.
-    static let playback = BenchClip(label: "1080p", width: 1920, height: 1080, framesPerSecond: 30, seconds: 8)
+    static let playback = BenchClip(label: "1080p", width: 1920, height: 1080, framesPerSecond: 30, seconds: 20)
     /// Accurate seeks: a 60 s 720p30 file.
     static let seeking = BenchClip(label: "720p", width: 1280, height: 720, framesPerSecond: 30, seconds: 60)
     /// Concurrency: a short 480p30 clip, many players at once.

@@ -99,7 +99,7 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
             players += " (\(failed.players) failed: \(shorten(failed.reason ?? "", to: 50)))"
         } else if concurrency.cappedByTime {
             players += " or more (time budget)"
-        } else if concurrency.maxPlayers == ConcurrencyMeasurement.counts.last {
+        } else if concurrency.maxPlayers == ConcurrencyMeasurement.largestStep {
             players += " or more (largest step)"
         }
     }

@@ -184,7 +184,8 @@ struct ProcessMeasurements {
                     command = own.command(file)
                     environment = own.environment
                 default:
-                    guard frames.failure == nil else { continue }
+                    // `.frames` has no own-player counterpart to alternate with: one run.
+                    guard frames.failure == nil, round == 1 else { continue }
                     command = play("frames")
                 }
                 let name = ["mediaplay .none", own.label, "mediaplay .frames"][configuration]
@@ -267,7 +268,8 @@ struct ProcessMeasurements {
                 var failure: String?
                 do {
                     let usage = try await ChildProcess.run(command, timeLimit: 60)
-                    let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+                    var status = stat()
+                    let size = stat(output, &status) == 0 ? Int(status.st_size) : 0
                     if !usage.succeeded {
                         failure = usage.failureDescription
                     } else if size == 0 {
