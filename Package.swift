@@ -51,7 +51,7 @@ let package = Package(
             dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"]))],
             path: "Adapters/FFmpeg/FFmpegPlayback"),
         .systemLibrary(
-            name: "CMPV", path: "Adapters/MPV/CMPV", pkgConfig: "mpv",
+            name: "CMPV", path: "Adapters/MPV/CMPV",
             providers: [.apt(["libmpv-dev"])]),
         .target(
             name: "MPVPlayback",

@@ -1,5 +1,4 @@
 #if MPV
-import CMPV
 import FoundationEssentials
 import PlaybackKit
 
@@ -12,15 +11,15 @@ public struct MPVBackend: PlaybackBackend {
     /// "mpv".
     public var name: String { "mpv" }
 
-    /// The client API version of the loaded libmpv, e.g. "libmpv 2.0.0".
-    public var engineVersion: String {
-        let version = mpv_client_api_version()
-        return "libmpv \(pk_mpv_api_major(version)).\(pk_mpv_api_minor(version)).0"
-    }
+    /// The client API version of libmpv, e.g. "libmpv 2.0.0" (loading libmpv if needed), or
+    /// "libmpv unavailable: <reason>" when it cannot be loaded.
+    public var engineVersion: String { MPVLibrary.versionDescription }
 
-    /// A player over a new `MPVEngine`.
+    /// A player over a new `MPVEngine`; loads libmpv on first use and throws
+    /// `.backendUnavailable` with the reason when it cannot be loaded.
     public func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
-        EnginePlayer(engine: MPVEngine(), url: url, options: options, label: "mpv")
+        try MPVLibrary.load()
+        return EnginePlayer(engine: MPVEngine(), url: url, options: options, label: "mpv")
     }
 }
 #endif

@@ -23,26 +23,27 @@ final class MPVHandle: @unchecked Sendable {
     /// Creates a core, applies `options` (name, value) and `listOptions` (name, items) in order
     /// and initialises it.
     init(options: [(String, String)], listOptions: [(String, [String])] = []) throws(PlaybackError) {
-        guard let handle = mpv_create() else {
+        try MPVLibrary.load()
+        guard let handle = pk_mpv_create() else {
             throw PlaybackError(code: .backendUnavailable, message: "mpv_create: libmpv could not create a player core")
         }
         for (name, value) in options {
-            let status = mpv_set_option_string(handle, name, value)
+            let status = pk_mpv_set_option_string(handle, name, value)
             if status < 0 {
-                mpv_terminate_destroy(handle)
+                pk_mpv_terminate_destroy(handle)
                 throw PlaybackError(code: .engine, message: "mpv option \(name)=\(value): \(MPVHandle.describe(status))")
             }
         }
         for (name, items) in listOptions {
             let status = MPVHandle.setStringList(handle, name, items)
             if status < 0 {
-                mpv_terminate_destroy(handle)
+                pk_mpv_terminate_destroy(handle)
                 throw PlaybackError(code: .engine, message: "mpv option \(name): \(MPVHandle.describe(status))")
             }
         }
-        let status = mpv_initialize(handle)
+        let status = pk_mpv_initialize(handle)
         if status < 0 {
-            mpv_terminate_destroy(handle)
+            pk_mpv_terminate_destroy(handle)
             throw PlaybackError(code: .engine, message: "mpv_initialize: \(MPVHandle.describe(status))")
         }
         raw = handle
@@ -67,14 +68,14 @@ final class MPVHandle: @unchecked Sendable {
                 var node = mpv_node()
                 node.format = MPV_FORMAT_NODE_ARRAY
                 node.u.list = listPointer
-                return mpv_set_option(handle, name, MPV_FORMAT_NODE, &node)
+                return pk_mpv_set_option(handle, name, MPV_FORMAT_NODE, &node)
             }
         }
     }
 
     /// libmpv's text for an error status.
     static func describe(_ status: Int32) -> String {
-        String(cString: mpv_error_string(status))
+        String(cString: pk_mpv_error_string(status))
     }
 
     /// Runs `body` with the live handle, or returns nil once it is destroyed.
@@ -101,7 +102,7 @@ final class MPVHandle: @unchecked Sendable {
     @discardableResult
     func commandAsync(_ arguments: [String], replyID: UInt64 = 0) -> Int32 {
         withCStringArray(arguments) { argv in
-            withHandle { mpv_command_async($0, replyID, argv) } ?? MPV_ERROR_UNINITIALIZED.rawValue
+            withHandle { pk_mpv_command_async($0, replyID, argv) } ?? MPV_ERROR_UNINITIALIZED.rawValue
         }
     }
 
@@ -110,8 +111,8 @@ final class MPVHandle: @unchecked Sendable {
         withCStringArray(arguments) { argv in
             withHandle { handle -> MPVValue? in
                 var result = mpv_node()
-                guard mpv_command_ret(handle, argv, &result) >= 0 else { return nil }
-                defer { mpv_free_node_contents(&result) }
+                guard pk_mpv_command_ret(handle, argv, &result) >= 0 else { return nil }
+                defer { pk_mpv_free_node_contents(&result) }
                 return MPVValue(result)
             } ?? nil
         }
@@ -120,20 +121,20 @@ final class MPVHandle: @unchecked Sendable {
     /// Sets a flag property without waiting.
     func setFlagAsync(_ name: String, _ value: Bool) {
         var flag: Int32 = value ? 1 : 0
-        _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_FLAG, &flag) }
+        _ = withHandle { pk_mpv_set_property_async($0, 0, name, MPV_FORMAT_FLAG, &flag) }
     }
 
     /// Sets a floating-point property without waiting.
     func setDoubleAsync(_ name: String, _ value: Double) {
         var number = value
-        _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_DOUBLE, &number) }
+        _ = withHandle { pk_mpv_set_property_async($0, 0, name, MPV_FORMAT_DOUBLE, &number) }
     }
 
     /// Sets a property from its text form without waiting.
     func setStringAsync(_ name: String, _ value: String) {
         value.withCString { text in
             var pointer: UnsafePointer<CChar>? = text
-            _ = withHandle { mpv_set_property_async($0, 0, name, MPV_FORMAT_STRING, &pointer) }
+            _ = withHandle { pk_mpv_set_property_async($0, 0, name, MPV_FORMAT_STRING, &pointer) }
         }
     }
 
@@ -141,7 +142,7 @@ final class MPVHandle: @unchecked Sendable {
     func getDouble(_ name: String) -> Double? {
         withHandle { handle -> Double? in
             var value = 0.0
-            return mpv_get_property(handle, name, MPV_FORMAT_DOUBLE, &value) >= 0 ? value : nil
+            return pk_mpv_get_property(handle, name, MPV_FORMAT_DOUBLE, &value) >= 0 ? value : nil
         } ?? nil
     }
 
@@ -149,15 +150,15 @@ final class MPVHandle: @unchecked Sendable {
     func getInt(_ name: String) -> Int? {
         withHandle { handle -> Int? in
             var value: Int64 = 0
-            return mpv_get_property(handle, name, MPV_FORMAT_INT64, &value) >= 0 ? Int(value) : nil
+            return pk_mpv_get_property(handle, name, MPV_FORMAT_INT64, &value) >= 0 ? Int(value) : nil
         } ?? nil
     }
 
     /// Reads a property in its text form.
     func getString(_ name: String) -> String? {
         withHandle { handle -> String? in
-            guard let text = mpv_get_property_string(handle, name) else { return nil }
-            defer { mpv_free(text) }
+            guard let text = pk_mpv_get_property_string(handle, name) else { return nil }
+            defer { pk_mpv_free(text) }
             return String(cString: text)
         } ?? nil
     }
@@ -166,32 +167,32 @@ final class MPVHandle: @unchecked Sendable {
     func getValue(_ name: String) -> MPVValue? {
         withHandle { handle -> MPVValue? in
             var node = mpv_node()
-            guard mpv_get_property(handle, name, MPV_FORMAT_NODE, &node) >= 0 else { return nil }
-            defer { mpv_free_node_contents(&node) }
+            guard pk_mpv_get_property(handle, name, MPV_FORMAT_NODE, &node) >= 0 else { return nil }
+            defer { pk_mpv_free_node_contents(&node) }
             return MPVValue(node)
         } ?? nil
     }
 
     /// Asks for MPV_EVENT_PROPERTY_CHANGE events of `name` in `format`, tagged with `id`.
     func observe(_ name: String, format: mpv_format, id: UInt64) {
-        _ = withHandle { mpv_observe_property($0, id, name, format) }
+        _ = withHandle { pk_mpv_observe_property($0, id, name, format) }
     }
 
     /// Asks for log messages at `level` and above as MPV_EVENT_LOG_MESSAGE.
     func requestLogMessages(level: String) {
-        _ = withHandle { mpv_request_log_messages($0, level) }
+        _ = withHandle { pk_mpv_request_log_messages($0, level) }
     }
 
     // MARK: - Events
 
     /// Waits up to `timeout` seconds for the next event. Event thread only.
     func waitEvent(timeout: Double) -> mpv_event {
-        mpv_wait_event(eventHandle, timeout).pointee
+        pk_mpv_wait_event(eventHandle, timeout).pointee
     }
 
     /// Makes a pending `waitEvent` return. Any thread, also the render thread.
     func wakeup() {
-        _ = withHandle { mpv_wakeup($0) }
+        _ = withHandle { pk_mpv_wakeup($0) }
     }
 
     /// Creates the software render context on this core.
@@ -202,7 +203,7 @@ final class MPVHandle: @unchecked Sendable {
                 mpv_render_param(type: MPV_RENDER_PARAM_API_TYPE, data: UnsafeMutableRawPointer(mutating: pk_mpv_render_api_type_sw())),
                 mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
             ]
-            let status = mpv_render_context_create(&context, handle, &params)
+            let status = pk_mpv_render_context_create(&context, handle, &params)
             if status < 0 {
                 PlaybackLog.log(.warning, "mpv", "mpv_render_context_create(sw): \(MPVHandle.describe(status))")
                 return nil
@@ -221,7 +222,7 @@ final class MPVHandle: @unchecked Sendable {
         raw = nil
         while activeCalls > 0 { condition.wait() }
         condition.unlock()
-        if let handle { mpv_terminate_destroy(handle) }
+        if let handle { pk_mpv_terminate_destroy(handle) }
     }
 }
 

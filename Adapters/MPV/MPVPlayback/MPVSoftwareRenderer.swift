@@ -71,7 +71,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         self.context = context
         self.onPicture = onPicture
         self.onIdle = onIdle
-        mpv_render_context_set_update_callback(context, { opaque in
+        pk_mpv_render_context_set_update_callback(context, { opaque in
             guard let opaque else { return }
             Unmanaged<MPVRenderUpdates>.fromOpaque(opaque).takeUnretainedValue().raise()
         }, Unmanaged.passUnretained(updates).toOpaque())
@@ -109,8 +109,8 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         updates.condition.broadcast()
         while !updates.finished { updates.condition.wait() }
         updates.condition.unlock()
-        mpv_render_context_set_update_callback(context, nil, nil)
-        mpv_render_context_free(context)
+        pk_mpv_render_context_set_update_callback(context, nil, nil)
+        pk_mpv_render_context_free(context)
     }
 
     // MARK: - Render thread
@@ -128,7 +128,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             updates.drawing = !stopping
             updates.condition.unlock()
             if stopping { break }
-            let flags = mpv_render_context_update(context)
+            let flags = pk_mpv_render_context_update(context)
             if flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) != 0 || owed != nil {
                 // An owed frame keeps its request time, unless a newer frame replaced it.
                 if let owed, flags & UInt64(MPV_RENDER_UPDATE_FRAME.rawValue) == 0 { requestedAt = owed.requestedAt }
@@ -150,7 +150,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     private func renderFrame(size knownSize: VideoSize, requestedAt: TimeInterval, owedNewFrame: Bool) {
         var info = mpv_render_frame_info()
         let infoStatus = withUnsafeMutablePointer(to: &info) { pointer in
-            mpv_render_context_get_info(context, mpv_render_param(type: MPV_RENDER_PARAM_NEXT_FRAME_INFO, data: pointer))
+            pk_mpv_render_context_get_info(context, mpv_render_param(type: MPV_RENDER_PARAM_NEXT_FRAME_INFO, data: pointer))
         }
         let present = UInt64(MPV_RENDER_FRAME_INFO_PRESENT.rawValue)
         let redraw = UInt64(MPV_RENDER_FRAME_INFO_REDRAW.rawValue)
@@ -185,7 +185,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
                         mpv_render_param(type: MPV_RENDER_PARAM_SW_POINTER, data: buffer),
                         mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
                     ]
-                    return mpv_render_context_render(context, &params)
+                    return pk_mpv_render_context_render(context, &params)
                 }
             }
         }
