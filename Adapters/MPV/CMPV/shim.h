@@ -49,6 +49,7 @@ typedef struct pk_mpv_library {
     char error[512];
 } pk_mpv_library;
 
+/// This translation unit's library record (see `pk_mpv_library`).
 static inline pk_mpv_library *pk_mpv_library_storage(void) {
     static pk_mpv_library library = { PTHREAD_ONCE_INIT };
     return &library;
