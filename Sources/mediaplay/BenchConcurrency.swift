@@ -100,7 +100,7 @@ struct ConcurrencyMeasurement {
         lastStepSeconds = single.seconds
         guard single.passed else { return result }
         let perPlayer = (processCPUSeconds() - cpuBefore) / Double(BenchMedia.concurrency.seconds)
-        var count = Self.predictedStart(cpuPerPlayer: perPlayer, cores: Self.cores)
+        var count = Self.predictedStart(cpuPerPlayer: perPlayer, cores: ProcessInfo.processInfo.activeProcessorCount)
         log(String(cFormat: "  one player used %.2f CPU s per media s: starting at %ld players", perPlayer, count))
 
         var passed = 1, failed: Int?
@@ -130,15 +130,11 @@ struct ConcurrencyMeasurement {
         return min(largestStep, max(2, Int(Double(cores) * predictedLoad / cpuPerPlayer)))
     }
 
-    /// Cores online.
-    static var cores: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
-
     /// User and system CPU seconds of this process so far (every thread).
     private func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        return usage.ru_utime.seconds + usage.ru_stime.seconds
     }
 
     /// Runs one step and appends it; nil when players could not be made at all.

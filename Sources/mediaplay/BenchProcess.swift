@@ -213,8 +213,8 @@ enum ChildProcess {
                 continuation.resume(returning: ChildUsage(
                     exitCode: signal == 0 ? (status >> 8) & 0xFF : nil,
                     signal: signal == 0 ? nil : signal,
-                    userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
-                    systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+                    userSeconds: usage.ru_utime.seconds,
+                    systemSeconds: usage.ru_stime.seconds,
                     peakResidentKiB: Int(usage.ru_maxrss),
                     wallSeconds: 0,
                     timedOut: killed.get(),
@@ -242,4 +242,9 @@ enum ChildProcess {
               usage.succeeded else { return nil }
         return usage.output
     }
+}
+
+extension timeval {
+    /// The time in seconds (resource-usage CPU times).
+    var seconds: Double { Double(tv_sec) + Double(tv_usec) / 1e6 }
 }
