@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/Fixtures}
 mkdir -p "$out"
-sum=$(sha256sum "$0" | cut -c1-16)
+sum=$(cat "$0" "$here"/scripts/fixtures/*.sh | sha256sum | cut -c1-16)
 [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$sum" ] && exit 0
 command -v ffmpeg >/dev/null || { echo "make-fixtures: ffmpeg is not installed (apt-get install -y ffmpeg)" >&2; exit 1; }
 
@@ -66,5 +66,11 @@ open(sys.argv[1], "wb").write(bytes(random.getrandbits(8) for _ in range(256 * 1
 PY
 printf 'This is a text file, not media.\n%.0s' {1..200} > "$out/text.mp4"
 mkdir -p "$out/directory.mp4"
+
+# The picture-size sweep and the format sweep, each in a subfolder of its own.
+for part in "$here"/scripts/fixtures/*.sh; do
+  # shellcheck source=/dev/null
+  source "$part"
+done
 
 echo "$sum" > "$out/.stamp"

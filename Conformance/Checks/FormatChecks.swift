@@ -1,0 +1,7 @@
+import FoundationEssentials
+import PlaybackKit
+
+/// The format checks.
+enum FormatChecks {
+    static let all: [Check] = []
+}

@@ -1,0 +1,7 @@
+import FoundationEssentials
+import PlaybackKit
+
+/// The picture-size checks.
+enum SizeChecks {
+    static let all: [Check] = []
+}

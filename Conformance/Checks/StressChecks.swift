@@ -1,0 +1,7 @@
+import FoundationEssentials
+import PlaybackKit
+
+/// The stress checks.
+enum StressChecks {
+    static let all: [Check] = []
+}
