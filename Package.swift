@@ -32,6 +32,14 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]),
         .target(name: "PlaybackKit", dependencies: ["CLibPNG"]),
 
+        // MARK: - The picture converter the FFmpeg and VLC adapters share
+        .systemLibrary(
+            name: "CSwscale", path: "Sources/CSwscale", pkgConfig: "libswscale libavutil",
+            providers: [.apt(["libswscale-dev", "libavutil-dev"])]),
+        .target(
+            name: "PictureConversion",
+            dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["FFmpeg", "VLC"]))]),
+
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
@@ -48,7 +56,8 @@ let package = Package(
                               "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
         .target(
             name: "FFmpegPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"]))],
+            dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"])),
+                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg"]))],
             path: "Adapters/FFmpeg/FFmpegPlayback"),
         .systemLibrary(
             name: "CMPV", path: "Adapters/MPV/CMPV",
@@ -58,11 +67,12 @@ let package = Package(
             dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
-            name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc libswscale",
-            providers: [.apt(["libvlc-dev", "vlc-plugin-base", "libswscale-dev"])]),
+            name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
         .target(
             name: "VLCPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"]))],
+            dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
+                           .target(name: "PictureConversion", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
         // MARK: - Registry, conformance suite, command line
@@ -93,6 +103,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
+        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),

@@ -1,6 +1,7 @@
 #if FFmpeg
 import CFFmpeg
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
 // MARK: - The presenter thread
@@ -275,12 +276,9 @@ extension FFmpegSession {
         // Convert without the session lock: only this thread writes `displayed`.
         lock.unlock()
         if framesWanted {
-            let rowBytes = size.width * 4
-            let buffer = state.converter.reserve(rowBytes * size.height)
-            if state.converter.convert(displayed.frame, width: size.width, height: size.height,
-                                       format: AV_PIX_FMT_RGBA, into: buffer, bytesPerRow: rowBytes) {
-                sink.presentFrame(UnsafeRawBufferPointer(start: buffer, count: rowBytes * size.height),
-                                  size: size, bytesPerRow: rowBytes, presentationTime: max(0, slot.time))
+            if let picture = state.converter.convert(SourcePicture(frame: displayed.frame), to: size) {
+                sink.presentFrame(picture.bytes, size: size, bytesPerRow: picture.layout.bytesPerRow,
+                                  presentationTime: max(0, slot.time))
             }
         }
         state.window?.draw(displayed.frame, naturalSize: size, mode: mode)
@@ -294,16 +292,8 @@ extension FFmpegSession {
         pictureLock.lock()
         defer { pictureLock.unlock() }
         guard displayed.hasData, !naturalSize.isEmpty else { return nil }
-        let size = naturalSize
-        let rowBytes = size.width * 4
-        var pixels = [UInt8](repeating: 0, count: rowBytes * size.height)
-        let converted = pixels.withUnsafeMutableBytes { out in
-            thumbnailConverter.convert(displayed.frame, width: size.width, height: size.height,
-                                       format: AV_PIX_FMT_RGBA, into: out.baseAddress!, bytesPerRow: rowBytes)
-        }
-        guard converted else { return nil }
-        return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: pixels,
-                          presentationTime: max(0, displayedTime))
+        return thumbnailConverter.rgbaFrame(SourcePicture(frame: displayed.frame), size: naturalSize,
+                                            presentationTime: max(0, displayedTime))
     }
 }
 #endif

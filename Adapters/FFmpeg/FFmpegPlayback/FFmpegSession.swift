@@ -2,6 +2,7 @@
 import CFFmpeg
 import Dispatch
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
 /// One opened source and the threads that play it (ffplay's VideoState): the read thread

@@ -1,6 +1,7 @@
 #if FFmpeg
 import CFFmpeg
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
 // Each C handle of the engine lives in one owning final class below and is freed in its
@@ -149,66 +150,31 @@ final class OwnedFrame {
 
 // MARK: - Picture conversion
 
-/// An `SwsContext` and its packed 32-bit destination buffer, both reused from frame to frame
-/// (rebuilt only when the source or destination geometry changes).
-final class PictureConverter {
-    private var scaler: OpaquePointer?
-    private(set) var buffer: UnsafeMutableRawPointer?
-    private(set) var bufferSize = 0
-
-    deinit {
-        sws_freeContext(scaler)
-        buffer?.deallocate()
-    }
-
-    /// Makes room for `size` bytes, keeping the buffer when it is large enough.
-    func reserve(_ size: Int) -> UnsafeMutableRawPointer {
-        if let buffer, bufferSize >= size { return buffer }
-        buffer?.deallocate()
-        let fresh = UnsafeMutableRawPointer.allocate(byteCount: max(size, 64), alignment: 64)
-        fresh.initializeMemory(as: UInt8.self, repeating: 0, count: max(size, 64))
-        buffer = fresh
-        bufferSize = max(size, 64)
-        return fresh
-    }
-
-    /// Converts (the `crop` part of) `frame` to `format` at `width`x`height` into
-    /// `destination` with `bytesPerRow`. Returns false when the frame cannot be converted.
-    @discardableResult
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>, crop: PixelRect? = nil, width: Int, height: Int,
-                 format: AVPixelFormat, into destination: UnsafeMutableRawPointer, bytesPerRow: Int) -> Bool {
+extension SourcePicture {
+    /// The picture `frame` holds, for the shared converter (the planes are borrowed: the frame
+    /// must not change while the conversion runs). The YUV matrix is the one the stream
+    /// names, else BT.709 from 720 rows up and BT.601 below.
+    init(frame: UnsafeMutablePointer<AVFrame>) {
         let source = frame.pointee
-        guard source.width > 0, source.height > 0, width > 0, height > 0,
-              let descriptor = av_pix_fmt_desc_get(AVPixelFormat(source.format)) else { return false }
-        var region = crop ?? PixelRect(x: 0, y: 0, width: Int(source.width), height: Int(source.height))
-        let chromaW = Int(descriptor.pointee.log2_chroma_w), chromaH = Int(descriptor.pointee.log2_chroma_h)
-        region.x &= ~((1 << chromaW) - 1)
-        region.y &= ~((1 << chromaH) - 1)
-        scaler = sws_getCachedContext(scaler, Int32(region.width), Int32(region.height), AVPixelFormat(source.format),
-                                      Int32(width), Int32(height), format, SWS_BILINEAR, nil, nil, nil)
-        guard let scaler else { return false }
-        var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
-        var strides = [Int32](repeating: 0, count: 4)
-        let isPlanar = (descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_PLANAR)) != 0
-        withUnsafeBytes(of: source.data) { dataBytes in
-            let data = dataBytes.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
-            withUnsafeBytes(of: source.linesize) { sizeBytes in
-                let sizes = sizeBytes.bindMemory(to: Int32.self)
-                for plane in 0..<4 {
-                    guard let base = data[plane] else { continue }
-                    let isChroma = isPlanar && (plane == 1 || plane == 2)
-                    let x = isChroma ? region.x >> chromaW : region.x
-                    let y = isChroma ? region.y >> chromaH : region.y
-                    let pixelBytes = isPlanar ? 1 : max(1, Int(av_get_padded_bits_per_pixel(descriptor)) / 8)
-                    planes[plane] = UnsafePointer(base + y * Int(sizes[plane]) + x * pixelBytes)
-                    strides[plane] = sizes[plane]
-                }
-            }
+        var planes: [UnsafePointer<UInt8>?] = []
+        var strides: [Int] = []
+        withUnsafeBytes(of: source.data) { raw in
+            for plane in raw.bindMemory(to: UnsafeMutablePointer<UInt8>?.self).prefix(4) { planes.append(plane.map { UnsafePointer($0) }) }
         }
-        var destinationPlanes: [UnsafeMutablePointer<UInt8>?] = [destination.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
-        var destinationStrides: [Int32] = [Int32(bytesPerRow), 0, 0, 0]
-        let rows = sws_scale(scaler, planes, strides, 0, Int32(region.height), &destinationPlanes, &destinationStrides)
-        return rows > 0
+        withUnsafeBytes(of: source.linesize) { raw in
+            for size in raw.bindMemory(to: Int32.self).prefix(4) { strides.append(Int(size)) }
+        }
+        let matrix: ColorMatrix
+        switch source.colorspace {
+        case AVCOL_SPC_BT709: matrix = .bt709
+        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M: matrix = .bt601
+        default: matrix = source.height >= 720 ? .bt709 : .bt601
+        }
+        let format = AVPixelFormat(source.format)
+        let fullRange = source.color_range == AVCOL_RANGE_JPEG
+            || [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].contains(format)
+        self.init(format: .libav(source.format), width: Int(source.width), height: Int(source.height),
+                  planes: planes, strides: strides, matrix: matrix, fullRange: fullRange)
     }
 }
 

@@ -1,12 +1,13 @@
 #if FFmpeg
 import CFFmpeg
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
-/// Draws pictures into an existing X11 window with XPutImage: swscale converts (and scales)
-/// the picture straight into the content rectangle of a window-sized BGRX image, laid out by
-/// `ScalingLayout`. Owns its display connection, graphics context and image; used by the
-/// presenter thread only.
+/// Draws pictures into an existing X11 window with XPutImage: the shared converter converts
+/// (and scales) the picture to the content rectangle laid out by `ScalingLayout`, and its rows
+/// are copied into a window-sized BGRX image. Owns its display connection, graphics context,
+/// image and the image's pixels; used by the presenter thread only.
 final class WindowOutput {
     private let display: OpaquePointer
     private let window: Window
@@ -14,6 +15,8 @@ final class WindowOutput {
     private var image: UnsafeMutablePointer<XImage>?
     private var imageSize = VideoSize.zero
     private let converter = PictureConverter()
+    /// The image's pixels (`imageSize`, 4 bytes a pixel, rows packed).
+    private var pixels: UnsafeMutableRawPointer?
 
     /// Connects to the X server and prepares drawing into window `handle`; nil when the
     /// display or the window cannot be used.
@@ -32,6 +35,7 @@ final class WindowOutput {
 
     deinit {
         if let image { pk_x_destroy_image_keep_data(image) }
+        pixels?.deallocate()
         XFreeGC(display, context)
         XCloseDisplay(display)
     }
@@ -43,9 +47,13 @@ final class WindowOutput {
               attributes.width > 0, attributes.height > 0, attributes.depth >= 24 else { return }
         let viewport = VideoSize(width: Int(attributes.width), height: Int(attributes.height))
         let rowBytes = viewport.width * 4
-        let buffer = converter.reserve(rowBytes * viewport.height)
         if image == nil || imageSize != viewport {
             if let image { pk_x_destroy_image_keep_data(image) }
+            pixels?.deallocate()
+            pixels = UnsafeMutableRawPointer.allocate(byteCount: rowBytes * viewport.height, alignment: 64)
+        }
+        guard let buffer = pixels else { return }
+        if image == nil || imageSize != viewport {
             image = XCreateImage(display, attributes.visual, UInt32(attributes.depth), pk_x_zpixmap(), 0,
                                  buffer.assumingMemoryBound(to: CChar.self), UInt32(viewport.width),
                                  UInt32(viewport.height), 32, Int32(rowBytes))
@@ -62,9 +70,14 @@ final class WindowOutput {
         let crop = PixelRect(x: Int(Double(layout.crop.x) * scaleX), y: Int(Double(layout.crop.y) * scaleY),
                              width: max(1, Int(Double(layout.crop.width) * scaleX)),
                              height: max(1, Int(Double(layout.crop.height) * scaleY)))
-        let origin = buffer + layout.content.y * rowBytes + layout.content.x * 4
-        converter.convert(frame, crop: crop, width: layout.content.width, height: layout.content.height,
-                          format: AV_PIX_FMT_BGRA, into: origin, bytesPerRow: rowBytes)
+        let content = VideoSize(width: layout.content.width, height: layout.content.height)
+        if let picture = converter.convert(SourcePicture(frame: frame), crop: crop, to: content, format: .bgra) {
+            let origin = buffer + layout.content.y * rowBytes + layout.content.x * 4
+            for row in 0..<content.height {
+                (origin + row * rowBytes).copyMemory(from: picture.base + row * picture.layout.bytesPerRow,
+                                                     byteCount: content.width * 4)
+            }
+        }
         image.pointee.data = buffer.assumingMemoryBound(to: CChar.self)
         XPutImage(display, window, context, image, 0, 0, 0, 0, UInt32(viewport.width), UInt32(viewport.height))
         XFlush(display)

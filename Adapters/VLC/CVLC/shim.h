@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <vlc/vlc.h>
-#include <libswscale/swscale.h>
 #include <X11/Xlib.h>
 
 /// Formats one libVLC log message (printf format and va_list) into `buffer`.

@@ -2,6 +2,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import PictureConversion
 import PlaybackKit
 
 /// The picture formats a libVLC video output may deliver into a `VLCPictureBuffer`.
@@ -40,7 +41,9 @@ enum VLCPictureFormat: Equatable, Sendable {
         }
     }
 
-    /// Bytes per row of each plane for pictures `width` pixels wide (rows 32-byte aligned).
+    /// Bytes per row of each plane for pictures `width` pixels wide: rows aligned to the vector
+    /// size libswscale (libVLC's converter and ours) stores in, so a store that runs past a
+    /// row's pixels stays in the row's padding.
     func pitches(width: Int) -> [Int] {
         let chromaWidth = (width + 1) / 2
         switch self {
@@ -70,7 +73,9 @@ enum VLCPictureFormat: Equatable, Sendable {
         }
     }
 
-    private func align(_ bytes: Int) -> Int { (bytes + 31) & ~31 }
+    private func align(_ bytes: Int) -> Int {
+        (bytes + PackedLayout.alignment - 1) / PackedLayout.alignment * PackedLayout.alignment
+    }
 }
 
 /// The memory one libVLC video output draws into, made by the format callback and freed by
@@ -109,7 +114,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
     private var kept: Int?
     private var corrected: UnsafeMutableRawPointer?
     private var correctedSize = VideoSize.zero
-    private var converter: VLCPictureConverter?
+    private var converter: PictureConverter?
 
     /// A buffer for pictures of `size` in `format`, shown at `display`.
     init(owner: VLCVideoCallbacks, size: VideoSize, display: VideoSize, format: VLCPictureFormat) {
@@ -119,7 +124,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
         self.format = format
         pitches = format.pitches(width: size.width)
         lines = format.lines(height: size.height)
-        // One spare row: some converters write a little past the last line.
+        // One spare row: vector code reads and writes a little past the last line.
         let bytes = zip(pitches, lines).reduce(0) { $0 + $1.0 * $1.1 } + pitches[0]
         // RGBA pictures are copied out when kept, so the last shown and the one being
         // written are enough; YUV pictures also keep the slot of the kept one.
@@ -220,16 +225,31 @@ final class VLCPictureBuffer: @unchecked Sendable {
     func keptFrame(display: VideoSize, presentationTime: TimeInterval) -> VideoFrame? {
         access.withLock {
             guard let kept, format != .rgba, !display.isEmpty else { return nil }
-            if converter == nil { converter = VLCPictureConverter() }
-            var planes: [UnsafeRawPointer] = []
-            var plane = UnsafeRawPointer(slots[kept])
-            for index in pitches.indices {
-                planes.append(plane)
-                plane += pitches[index] * lines[index]
-            }
-            return converter?.rgbaFrame(format: format, planes: planes, pitches: pitches, size: size,
-                                        display: display, presentationTime: presentationTime)
+            if converter == nil { converter = PictureConverter() }
+            return converter?.rgbaFrame(sourcePicture(slot: kept), size: display, presentationTime: presentationTime)
         }
+    }
+
+    /// The YUV picture in `slot`, as the converter reads it.
+    ///
+    /// libVLC's format callback does not say which YUV matrix the stream uses: BT.709 is
+    /// assumed from 720 rows up, BT.601 below (what players assume for unmarked video); the
+    /// range is full for J420, limited otherwise.
+    private func sourcePicture(slot: Int) -> SourcePicture {
+        var planes: [UnsafePointer<UInt8>?] = []
+        var plane = UnsafeRawPointer(slots[slot])
+        for index in pitches.indices {
+            planes.append(plane.assumingMemoryBound(to: UInt8.self))
+            plane += pitches[index] * lines[index]
+        }
+        var strides = pitches
+        if format == .yv12 {
+            planes.swapAt(1, 2)
+            strides.swapAt(1, 2)
+        }
+        return SourcePicture(format: format == .nv12 ? .nv12 : .i420, width: size.width, height: size.height,
+                             planes: planes, strides: strides, matrix: size.height >= 720 ? .bt709 : .bt601,
+                             fullRange: format == .j420)
     }
 
     /// `frame` resampled to `display` (nearest neighbour).
