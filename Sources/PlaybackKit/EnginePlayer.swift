@@ -30,7 +30,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     private let published = Locked(Published())
     private let clock = PositionClock()
     private let buffer = Locked(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
-    private let engineSlot: Locked<(any PlaybackEngine)?>
+    private let engineSlot: Locked<ThumbnailSource?>
     private let hub = EventHub()
     private let queue: DispatchQueue
     private let presenter: FramePresenter?
@@ -60,7 +60,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
     public init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
         self.engine = engine
-        self.engineSlot = Locked(engine)
+        self.engineSlot = Locked(ThumbnailSource(engine: engine))
         self.source = MediaSource(url)
         self.options = options
         self.queue = DispatchQueue(label: "playback.\(label)")
@@ -194,7 +194,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     }
 
     public func thumbnailAtCurrentTime() -> VideoFrame? {
-        guard let engine = engineSlot.get(), isPreparedToPlay else { return nil }
+        guard let engine = engineSlot.get()?.engine, isPreparedToPlay else { return nil }
         return engine.thumbnail()
     }
 
@@ -482,4 +482,10 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         clock.jump(to: reached, running: currentState == .playing && !stalled)
         hub.send(.seekCompleted(clock.read()))
     }
+}
+
+/// The engine as other threads reach it: for `thumbnail()` only.
+private struct ThumbnailSource: @unchecked Sendable {
+    // @unchecked: only `thumbnail()` is called through it, which `PlaybackEngine` allows from any thread.
+    let engine: any PlaybackEngine
 }

@@ -1,6 +1,6 @@
 /// A value guarded by a lock, for state that several threads read and write.
-public final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: every access to `value` goes through `lock`.
+public final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: every access to `value` goes through `lock`, and the value is Sendable.
     private let lock = MutexLock()
     private var value: Value
 

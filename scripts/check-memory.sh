@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Runs the memory and thread checkers over PlaybackKit (see README, "Memory safety").
+#
+#   scripts/check-memory.sh asan [FILTER]     swift test --sanitize=address (core tests, the
+#                                             converter tests and the conformance suite for
+#                                             every backend, or the tests FILTER selects)
+#   scripts/check-memory.sh tsan [FILTER]     the same with --sanitize=thread
+#   scripts/check-memory.sh memcheck [--backend NAME|all] [--check NAME]...
+#                                             valgrind's memcheck over mediaplay: the picture-
+#                                             size sweep (every family, or those named) and the
+#                                             thumbnail and .frames paths, per backend
+#   scripts/check-memory.sh release           mediaplay conformance --backend all, release build
+#   scripts/check-memory.sh ci                what CI runs: asan over the conformance suite,
+#                                             memcheck over the sweep's common, tiny and odd
+#                                             sizes, and the release conformance run
+#
+# Each mode exits non-zero when its checker reports an error of ours. Engine-internal reports
+# that are not ours are in scripts/valgrind/*.supp and scripts/sanitizers/*.supp, one reason
+# per entry. The sanitizer builds use their own scratch folders (.build/asan, .build/tsan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}; shift || true
+here=$(pwd)
+backends=(gstreamer ffmpeg mpv vlc)
+
+memcheck_one() {  # backend checks...
+  local backend=$1; shift
+  local log=".build/memcheck/$backend.log"
+  local checks=(--check picture-size)
+  if [ $# -gt 0 ]; then
+    checks=()
+    for check in "$@"; do checks+=(--check "$check"); done
+  fi
+  mkdir -p .build/memcheck
+  echo "memcheck: $backend: ${*:-every picture-size check}, thumbnails and .frames" >&2
+  local status=0
+  # The conformance checks of the sweep, slowed deadlines (memcheck runs 20-50x slower).
+  PLAYBACK_CONFORMANCE_SLOWDOWN=40 valgrind --error-exitcode=99 --num-callers=40 \
+    --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp --log-file="$log" \
+    .build/debug/mediaplay conformance --backend "$backend" "${checks[@]}" || status=$?
+  # The command-line paths a user runs: a thumbnail and .frames playback, at sizes that once
+  # corrupted memory.
+  for size in 424x240 426x320 1706x960; do
+    valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
+      --log-file=".build/memcheck/$backend-thumbnail-$size.log" \
+      .build/debug/mediaplay thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
+      -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
+    valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
+      --log-file=".build/memcheck/$backend-frames-$size.log" \
+      .build/debug/mediaplay play --backend "$backend" --audio null --video frames --quiet \
+      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
+  done
+  local errors
+  errors=$(grep -h "ERROR SUMMARY" .build/memcheck/"$backend"*.log | awk '{ sum += $4 } END { print sum + 0 }')
+  echo "memcheck: $backend: $errors errors (logs in .build/memcheck/$backend*.log), exit $status" >&2
+  return "$status"
+}
+
+case $mode in
+  asan|tsan)
+    sanitizer=address; [ "$mode" = tsan ] && sanitizer=thread
+    filter=${1:-"PlaybackKitTests|PictureConversionTests|ConformanceRuns"}
+    export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1"
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
+    swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build/$mode"
+    swift test --skip-build --sanitize="$sanitizer" --scratch-path ".build/$mode" --no-parallel --filter "$filter"
+    ;;
+  memcheck)
+    command -v valgrind >/dev/null || { echo "check-memory: valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
+    chosen=all; checks=()
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --backend) chosen=$2; shift 2 ;;
+        --check) checks+=("$2"); shift 2 ;;
+        *) echo "check-memory: unknown argument $1" >&2; exit 2 ;;
+      esac
+    done
+    [ "$chosen" = all ] || backends=("$chosen")
+    swift build --product mediaplay
+    failed=0
+    for backend in "${backends[@]}"; do memcheck_one "$backend" ${checks[@]+"${checks[@]}"} || failed=1; done
+    exit $failed
+    ;;
+  release)
+    swift build -c release --product mediaplay
+    .build/release/mediaplay conformance --backend all
+    ;;
+  ci)
+    "$0" asan "ConformanceRuns.ConformanceSuiteTests"
+    "$0" memcheck --check picture-size.common --check picture-size.tiny --check picture-size.odd
+    "$0" release
+    ;;
+  *)
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
