@@ -159,6 +159,8 @@ final class CheckContext: Sendable {
     let fixtures: URL
     private let factory: ConformanceSuite.Factory
     private let players = Locked<[any MediaPlayback]>([])
+    /// The players made with `retained: false`, held weakly: clean-up shuts down those still alive.
+    private let unretainedPlayers = Locked<[WeakPlayer]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
     private let closed = Locked(false)
     /// What the check was doing last, for the report of a hang.
@@ -180,7 +182,10 @@ final class CheckContext: Sendable {
 
     /// A fresh player for `url` with null audio, its events recorded from the start.
     /// `frames`: a `.frames` output (into `viewport` when given) collected for the check.
-    func player(url: URL, frames: Bool = false, viewport: VideoSize? = nil,
+    /// `retained`: the context keeps the player until clean-up shuts it down; when false it
+    /// holds the player only weakly, so the player lives as long as the check holds it (its
+    /// `CheckPlayer`), and clean-up shuts it down only if it is still alive then.
+    func player(url: URL, frames: Bool = false, viewport: VideoSize? = nil, retained: Bool = true,
                 configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> CheckPlayer {
         guard !closed.get() else { throw CancellationError() }
         let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
@@ -194,7 +199,14 @@ final class CheckContext: Sendable {
         } catch {
             throw CheckFailure("making a player for \(url.lastPathComponent) threw: \(error)")
         }
-        players.withLock { $0.append(player) }
+        if retained {
+            players.withLock { $0.append(player) }
+        } else {
+            unretainedPlayers.withLock { list in
+                list.removeAll { $0.player == nil }
+                list.append(WeakPlayer(player: player))
+            }
+        }
         trace.set("taking the events of the player for \(url.lastPathComponent)")
         let recorder = EventRecorder(player.events)
         trace.set("made a player for \(url.lastPathComponent)")
@@ -204,6 +216,13 @@ final class CheckContext: Sendable {
     /// A fresh player for the fixture `name`.
     func player(_ name: String, frames: Bool = false, viewport: VideoSize? = nil) throws -> CheckPlayer {
         try player(url: fixture(name), frames: frames, viewport: viewport)
+    }
+
+    /// A fresh player for the fixture `name` that the context does not keep (see
+    /// `player(url:retained:)`): for checks that make many players one after another, or
+    /// that release a player without shutdown().
+    func unretainedPlayer(_ name: String) throws -> CheckPlayer {
+        try player(url: fixture(name), retained: false)
     }
 
     /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
@@ -229,6 +248,9 @@ final class CheckContext: Sendable {
         let made = players.withLock { list -> [any MediaPlayback] in
             defer { list.removeAll() }
             return list
+        } + unretainedPlayers.withLock { list -> [any MediaPlayback] in
+            defer { list.removeAll() }
+            return list.compactMap(\.player)
         }
         var problems: [String] = []
         for player in made {
@@ -240,6 +262,12 @@ final class CheckContext: Sendable {
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
+}
+
+/// A player held without keeping it alive.
+struct WeakPlayer: Sendable {
+    /// The player, or nil once its last strong reference is gone.
+    weak let player: (any MediaPlayback)?
 }
 
 /// Runs `work` on another thread and reports whether it returned within `limit` seconds

@@ -28,6 +28,21 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         case stopsSilently
         /// playbackRate is remembered but never reaches the engine.
         case ignoresRate
+        /// Making a player starts a thread that does not end with it (it ends 5 minutes later,
+        /// long after the check).
+        case leaksAThreadPerPlayer
+        /// The first change of playbackVolume blocks 2 s, as a lock held across a slow engine
+        /// round trip would while other calls come in.
+        case slowCallsUnderLoad
+        /// play() pauses the player that played before it, as an engine that owns one shared
+        /// output would: only one plays at a time.
+        case playsOneAtATime
+        /// Released without shutdown(), the player keeps the real player alive (and playing)
+        /// for 2 minutes instead of releasing it.
+        case leaksInnerWhenReleased
+        /// play() reaches the real player 0.5 s late, as an engine that prerolls on every
+        /// start would: nothing moves for half a second after play().
+        case slowStart
     }
 
     let inner: any MediaPlayback
@@ -36,6 +51,18 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     private let pausedByCall = Locked(false)
     private let storedRate = Locked<Float>(1)
     private let seekGate = DispatchSemaphore(value: 0)
+    /// Whether shutdown() was called (`leaksInnerWhenReleased` leaks only without it).
+    private let shutDownCalled = Locked(false)
+    /// Whether playbackVolume was set before (`slowCallsUnderLoad` blocks the first time).
+    private let volumeChanged = Locked(false)
+    /// The `playsOneAtATime` player that played last.
+    private static let lastPlayer = Locked<WeakFaultyPlayer?>(nil)
+
+    /// A faulty player held without keeping it alive.
+    private struct WeakFaultyPlayer: Sendable {
+        /// The player, or nil once it is gone.
+        weak let player: FaultyPlayer?
+    }
 
     /// Makes the real player with `backend` (its options bent for the fault when needed) and
     /// wraps it.
@@ -58,12 +85,22 @@ final class FaultyPlayer: MediaPlayback, Sendable {
                 }
             }
         }
+        if fault == .leaksAThreadPerPlayer {
+            Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
+        }
         return FaultyPlayer(wrapping: try backend.makePlayer(url: url, options: options), fault: fault)
     }
 
     init(wrapping inner: any MediaPlayback, fault: Fault) {
         self.inner = inner
         self.fault = fault
+    }
+
+    deinit {
+        if fault == .leaksInnerWhenReleased, !shutDownCalled.get() {
+            let inner = inner
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120) { inner.shutdown() }
+        }
     }
 
     private static func now() -> TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -80,6 +117,18 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         if resuming {
             resumedAt.set(Self.now())
         }
+        if fault == .playsOneAtATime {
+            let previous = Self.lastPlayer.withLock { last -> FaultyPlayer? in
+                defer { last = WeakFaultyPlayer(player: self) }
+                return last?.player
+            }
+            if let previous, previous !== self { previous.inner.pause() }
+        }
+        if fault == .slowStart {
+            let inner = inner
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { inner.play() }
+            return
+        }
         inner.play()
     }
 
@@ -91,6 +140,7 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     func stop() { inner.stop() }
 
     func shutdown() {
+        shutDownCalled.set(true)
         inner.shutdown()
         for _ in 0..<64 { seekGate.signal() }
     }
@@ -154,7 +204,12 @@ final class FaultyPlayer: MediaPlayback, Sendable {
 
     var playbackVolume: Float {
         get { inner.playbackVolume }
-        set { inner.playbackVolume = newValue }
+        set {
+            if fault == .slowCallsUnderLoad, !volumeChanged.withLock({ changed in defer { changed = true }; return changed }) {
+                Thread.sleep(forTimeInterval: 2)
+            }
+            inner.playbackVolume = newValue
+        }
     }
 
     func thumbnailAtCurrentTime() -> VideoFrame? {

@@ -51,6 +51,21 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .ignoresRate,
                   sample: ["rate.double", "volume.round-trip", "lifecycle.prepared"],
                   mustFail: ["rate.double"], reasonContains: "expected 2x"),
+        FaultCase(fault: .leaksAThreadPerPlayer,
+                  sample: ["stress.setup-teardown", "lifecycle.prepared"],
+                  mustFail: ["stress.setup-teardown"], reasonContains: "threads, baseline"),
+        FaultCase(fault: .slowCallsUnderLoad,
+                  sample: ["stress.state-storm", "lifecycle.prepared"],
+                  mustFail: ["stress.state-storm"], reasonContains: "playbackVolume"),
+        FaultCase(fault: .playsOneAtATime,
+                  sample: ["stress.many-at-once", "lifecycle.prepared", "time.smooth"],
+                  mustFail: ["stress.many-at-once"], reasonContains: "expected 1x"),
+        FaultCase(fault: .leaksInnerWhenReleased,
+                  sample: ["stress.released-without-shutdown", "lifecycle.shutdown"],
+                  mustFail: ["stress.released-without-shutdown"], reasonContains: "threads, baseline"),
+        FaultCase(fault: .slowStart,
+                  sample: ["format.h264-aac-mp4", "lifecycle.prepared", "time.smooth"],
+                  mustFail: ["format.h264-aac-mp4"], reasonContains: "after play(), expected within 300 ms"),
     ]
 }
 
