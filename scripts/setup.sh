@@ -16,6 +16,8 @@ packages=(
   libmpv-dev mpv
   # libVLC 3 and its player
   libvlc-dev vlc-plugin-base vlc-bin
+  # valgrind's memcheck, for scripts/check-memory.sh
+  valgrind
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -101,7 +101,7 @@ enum SizeChecks {
         let url = try sweepFixture(clip, context)
         let size = clip.size
         // Natural size: prepared, thumbnail, PNG, .frames while playing, a paused seek.
-        let p = try context.player(url: url, frames: true)
+        let p = try context.player(url: url, frames: true, retained: false)
         defer { p.player.shutdown() }
         try await p.prepare(timeout: 10 * slow)
         try expect(p.player.naturalSize == size, "\(clip): naturalSize is \(p.player.naturalSize)")
@@ -118,12 +118,14 @@ enum SizeChecks {
             throw CheckFailure("\(clip): a .frames picture while playing: \(problem)")
         }
         try await p.seek(to: 0.6, near: 0.1, timeout: 10 * slow)
-        try verifyThumbnail(clip, p, when: "after a paused seek to 0.6 s", frame: FramePattern.frame(at: p.position))
+        // The picture after the seek, not its frame number: landing on the target frame is
+        // seek.accurate-frame's business (libVLC misses it at 1080p and 4K, see Known limits).
+        try verifyThumbnail(clip, p, when: "after a paused seek to 0.6 s", frame: nil)
         p.player.shutdown()
 
         // A viewport that is a multiple of nothing: the picture scaled into it by aspectFit.
         let viewport = SizeSweep.viewport(for: size)
-        let v = try context.player(url: url, frames: true, viewport: viewport)
+        let v = try context.player(url: url, frames: true, viewport: viewport, retained: false)
         defer { v.player.shutdown() }
         try await v.prepare(timeout: 10 * slow)
         try await v.play(timeout: 10 * slow)
@@ -145,9 +147,9 @@ enum SizeChecks {
         }
     }
 
-    /// The thumbnail must be the whole picture at natural size (showing `frame`), and its PNG
+    /// The thumbnail must be the whole picture at natural size (showing `frame`, when given), and its PNG
     /// must decode to the same pixels.
-    static func verifyThumbnail(_ clip: SweepClip, _ p: CheckPlayer, when: String, frame: Int) throws {
+    static func verifyThumbnail(_ clip: SweepClip, _ p: CheckPlayer, when: String, frame: Int?) throws {
         p.step("thumbnailAtCurrentTime() \(when)")
         guard let picture = p.player.thumbnailAtCurrentTime() else {
             throw CheckFailure("\(clip): thumbnailAtCurrentTime() is nil \(when)")
