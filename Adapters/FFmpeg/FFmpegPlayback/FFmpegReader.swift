@@ -20,7 +20,7 @@ extension FFmpegSession {
         guard let format else { return }
         if openingTarget > 0, duration <= 0 || openingTarget < duration {
             // Opened at a position: seek before the first packet is read.
-            performSeek(SeekRequest(target: openingTarget, accurate: options.accurateSeek), in: format)
+            keyframeHunt = performSeek(SeekRequest(target: openingTarget, accurate: options.accurateSeek), in: format)
         }
         startWorkers()
         var lastStatus = 0.0
@@ -44,7 +44,7 @@ extension FFmpegSession {
             switch next {
             case .stop: return
             case .seek(let request):
-                performSeek(request, in: format)
+                keyframeHunt = performSeek(request, in: format)
                 continue
             case .report:
                 statusStale = false
@@ -79,11 +79,30 @@ extension FFmpegSession {
                 if !atEnd {
                     PlaybackLog.log(.warning, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); playing what was read")
                 }
+                if let hunt = keyframeHunt {
+                    // The seek landed after the last keyframe: start further back.
+                    keyframeHunt = seekFurtherBack(hunt, in: format)
+                    if keyframeHunt != nil { continue }
+                }
                 markEndOfInput()
                 reportBuffer(format: format)
                 continue
             }
             failingSince = nil
+            if let hunt = keyframeHunt, packet.pointee.stream_index == videoStreamIndex {
+                switch hunt.verdict(on: packet.pointee, time: mediaTime(packet.pointee.pts, videoTimeBase)) {
+                case .skip:
+                    keyframeHunt?.skipped += 1
+                    lock.locked { packetPool.give(packet) }
+                    continue
+                case .landed:
+                    keyframeHunt = nil
+                case .tooLate:
+                    lock.locked { packetPool.give(packet) }
+                    keyframeHunt = seekFurtherBack(hunt, in: format)
+                    continue
+                }
+            }
             queue(packet)
             statusStale = true
             let now = monotonicNow()
@@ -254,9 +273,20 @@ extension FFmpegSession {
 
     /// Seeks the demuxer back to the keyframe at or before the target, flushes every queue
     /// under a new serial and tells the decoders and the presenter what to wait for.
-    private func performSeek(_ request: SeekRequest, in format: FormatInput) {
-        let timestamp = Int64(((request.target + startTime) * Double(pk_av_time_base())).rounded())
-        let status = avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
+    /// Seeks the input for `request` (to `lead` seconds before its target) and resets the
+    /// queues. Returns the keyframe hunt that follows when the media has video: formats
+    /// without an index (MPEG-TS, MPEG-PS) seek to any packet, so decoding must start at the
+    /// first keyframe, and when that comes after the target, the seek is done again from
+    /// further back.
+    @discardableResult
+    private func performSeek(_ request: SeekRequest, in format: FormatInput, lead: Double = 0) -> KeyframeHunt? {
+        let start = max(0, request.target - lead)
+        let timestamp = Int64(((start + startTime) * Double(pk_av_time_base())).rounded())
+        var status = avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
+        if status < 0, start <= 0 {
+            // Before the first timestamp some demuxers find nothing: the start of the file.
+            status = avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE)
+        }
         if status < 0 {
             PlaybackLog.log(.warning, "ffmpeg", "seek: \(location): \(FFmpegErrors.text(status))")
         }
@@ -274,6 +304,18 @@ extension FFmpegSession {
             endedReported = false
             wakeAll()
         }
+        guard hasVideo else { return nil }
+        return KeyframeHunt(request: request, lead: lead, tolerance: videoFrameDuration / 2)
+    }
+
+    /// Seeks again for `hunt`'s request from twice as far back (from 1 s); nil once the seek
+    /// went to the start, where whatever comes first is taken.
+    private func seekFurtherBack(_ hunt: KeyframeHunt, in format: FormatInput) -> KeyframeHunt? {
+        guard hunt.request.target - hunt.lead > 0 else { return nil }
+        let lead = hunt.lead == 0 ? 1 : hunt.lead * 2
+        PlaybackLog.log(.debug, "ffmpeg", "seek to \(hunt.request.target) s: no keyframe at or before it; seeking \(lead) s earlier")
+        let next = performSeek(hunt.request, in: format, lead: lead)
+        return next
     }
 
     /// Publishes the buffer figures: buffered-to time, fill level and bytes read.
@@ -288,6 +330,31 @@ extension FFmpegSession {
                                       bytesTransferred: format.bytesRead)
         }
         sink.bufferChanged(status)
+    }
+}
+/// After a seek, the video packets up to the first keyframe are skipped (a decoder cannot
+/// start before one); a first keyframe later than the target means the seek went too far.
+/// Read thread only.
+struct KeyframeHunt {
+    /// The seek being carried out.
+    let request: FFmpegSession.SeekRequest
+    /// How far before the target the input was sought.
+    let lead: Double
+    /// How far after the target a keyframe may be and still be the target's frame.
+    let tolerance: Double
+    /// Video packets skipped so far: a stream that flags no keyframes (intra refresh) is
+    /// decoded from wherever it is after `maximumSkipped` of them.
+    var skipped = 0
+    static let maximumSkipped = 600
+
+    /// What to do with a video packet read during the hunt.
+    enum Verdict { case skip, landed, tooLate }
+
+    /// The verdict for `packet` (at media time `time`).
+    func verdict(on packet: AVPacket, time: Double?) -> Verdict {
+        guard packet.flags & AV_PKT_FLAG_KEY != 0 || skipped >= Self.maximumSkipped else { return .skip }
+        guard let time, request.target - lead > 0 else { return .landed }
+        return time <= request.target + tolerance ? .landed : .tooLate
     }
 }
 #endif

@@ -48,6 +48,8 @@ final class FFmpegSession: @unchecked Sendable {
     /// Raised by every seek; packets and frames from an older serial are dropped.
     var serial = 0
     var seekRequest: SeekRequest?
+    /// The keyframe search after the last seek (read thread only).
+    var keyframeHunt: KeyframeHunt?
     var seekInProgress: SeekInProgress?
     /// Decoders drop frames that end before this (accurate seeks), for its serial.
     var discardBefore: (serial: Int, time: Double)?

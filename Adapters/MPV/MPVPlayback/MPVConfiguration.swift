@@ -36,6 +36,10 @@ enum MPVConfiguration {
             ("keep-open-pause", "no"),
             ("idle", "yes"),
             ("hr-seek", options.accurateSeek ? "yes" : "no"),
+            // A precise seek asks the demuxer for a point this much earlier, so that formats
+            // whose seeks land on any packet (MPEG-TS) still start decoding at a keyframe
+            // before the target instead of the next one after it.
+            ("hr-seek-demuxer-offset", "1"),
             // Hand each frame to the video output when it is due rather than ahead of time, so
             // that time-pos (set when a frame is handed over) is the frame shown now, and the
             // sample mpv sends for it follows the renderer's draw request.
