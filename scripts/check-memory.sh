@@ -10,9 +10,10 @@
 #                                             size sweep (every family, or those named) and the
 #                                             thumbnail and .frames paths, per backend
 #   scripts/check-memory.sh release           mediaplay conformance --backend all, release build
-#   scripts/check-memory.sh ci                what CI runs: asan over the conformance suite,
-#                                             memcheck over the sweep's common, tiny and odd
-#                                             sizes, and the release conformance run
+#   scripts/check-memory.sh ci                what CI runs after the README's test command (the
+#                                             suite under asan): the release conformance run,
+#                                             and memcheck over the release mediaplay on the
+#                                             sweep's common, tiny and odd sizes
 #
 # Each mode exits non-zero when its checker reports an error of ours. Engine-internal reports
 # that are not ours are in scripts/valgrind/*.supp and scripts/sanitizers/*.supp, one reason
@@ -22,6 +23,8 @@ cd "$(dirname "$0")/.."
 mode=${1:-}; shift || true
 here=$(pwd)
 backends=(gstreamer ffmpeg mpv vlc)
+# The mediaplay memcheck runs: MEDIAPLAY, else the debug build (built first).
+mediaplay=${MEDIAPLAY:-}
 
 memcheck_one() {  # backend checks...
   local backend=$1; shift
@@ -37,17 +40,17 @@ memcheck_one() {  # backend checks...
   # The conformance checks of the sweep, slowed deadlines (memcheck runs 20-50x slower).
   PLAYBACK_CONFORMANCE_SLOWDOWN=40 valgrind --error-exitcode=99 --num-callers=40 \
     --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp --log-file="$log" \
-    .build/debug/mediaplay conformance --backend "$backend" "${checks[@]}" || status=$?
+    "$mediaplay" conformance --backend "$backend" "${checks[@]}" || status=$?
   # The command-line paths a user runs: a thumbnail and .frames playback, at sizes that once
   # corrupted memory.
   for size in 424x240 426x320 1706x960; do
     valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
       --log-file=".build/memcheck/$backend-thumbnail-$size.log" \
-      .build/debug/mediaplay thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
+      "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
       -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
     valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
       --log-file=".build/memcheck/$backend-frames-$size.log" \
-      .build/debug/mediaplay play --backend "$backend" --audio null --video frames --quiet \
+      "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
       "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
   done
   local errors
@@ -76,7 +79,10 @@ case $mode in
       esac
     done
     [ "$chosen" = all ] || backends=("$chosen")
-    swift build --product mediaplay
+    if [ -z "$mediaplay" ]; then
+      swift build --product mediaplay
+      mediaplay=.build/debug/mediaplay
+    fi
     failed=0
     for backend in "${backends[@]}"; do memcheck_one "$backend" ${checks[@]+"${checks[@]}"} || failed=1; done
     exit $failed
@@ -86,9 +92,11 @@ case $mode in
     .build/release/mediaplay conformance --backend all
     ;;
   ci)
-    "$0" asan "ConformanceRuns.ConformanceSuiteTests"
-    "$0" memcheck --check picture-size.common --check picture-size.tiny --check picture-size.odd
+    # After the README's test command (the whole suite under the address sanitizer): the
+    # release build's conformance run, then memcheck over it on the sweep's common (the sizes
+    # that once corrupted memory), tiny and odd clips and the command line's picture paths.
     "$0" release
+    MEDIAPLAY=.build/release/mediaplay "$0" memcheck --check picture-size.common --check picture-size.tiny --check picture-size.odd
     ;;
   *)
     sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -10,6 +10,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$here/Fixtures}
 mkdir -p "$out"
+# One run at a time: another waits here, then finds the stamp and returns.
+exec 9>"$out/.lock"
+flock 9
 sum=$(cat "$0" "$here"/scripts/fixtures/*.sh | sha256sum | cut -c1-16)
 [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$sum" ] && exit 0
 command -v ffmpeg >/dev/null || { echo "make-fixtures: ffmpeg is not installed (apt-get install -y ffmpeg)" >&2; exit 1; }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PlaybackConformance
 import PlaybackKit
 
 // MARK: - Waiting on events
@@ -35,19 +36,6 @@ func shutDown(_ player: any MediaPlayback) async {
     switch event {
     case .preparedToPlay, .finished: true
     default: false
-    }
-}
-
-/// A fixed-seed generator (SplitMix64), so every run seeks to the same targets.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -119,7 +107,7 @@ struct InProcessMeasurements {
             await shutDown(player)
             return (latency, nil)
         }
-        var generator = SeededGenerator(seed: Self.seekSeed)
+        var generator = SplitMix64(seed: Self.seekSeed)
         let length = Double(BenchMedia.seeking.seconds)
         var worstMiss = 0.0
         for _ in 0..<Self.seekCount {

@@ -1,10 +1,13 @@
 import FoundationEssentials
+import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
 
 /// `mediaplay conformance`: runs the conformance suite against one backend (`backendName`) or
 /// every registered one (nil), prints the matrix (or JSON with `json`) to stdout and progress
-/// lines to stderr. Returns 0 when every check passed, 1 when any failed, 2 on a usage error.
+/// lines to stderr. Returns 0 when every check passed or failed only as a known failure of a
+/// built-in backend (`PlaybackBackends.knownConformanceFailures`), 1 when any other failed,
+/// 2 on a usage error.
 func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only: Set<String>?) async -> Int32 {
     func complain(_ message: String) {
         StandardStreams.writeError("mediaplay: error: \(message)\n")
@@ -56,5 +59,22 @@ func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only
     } else {
         StandardStreams.writeOutput(matrix.renderText())
     }
-    return matrix.allPassed ? 0 : 1
+    // Failures the package lists as known (open defects, see README) are reported, and only
+    // the others fail the run; a known failure that passed is pointed out.
+    var unexpected = 0
+    for report in reports {
+        for result in report.results {
+            let known = PlaybackBackends.knownFailure(backend: report.backend, check: result.name)
+            if result.outcome.status == "fail" {
+                if let known {
+                    StandardStreams.writeError("conformance: \(report.backend) \(result.name): known failure (\(known))\n")
+                } else {
+                    unexpected += 1
+                }
+            } else if known != nil, result.outcome.status == "pass" {
+                StandardStreams.writeError("conformance: \(report.backend) \(result.name) passed although listed as a known failure\n")
+            }
+        }
+    }
+    return unexpected == 0 ? 0 : 1
 }

@@ -1,0 +1,44 @@
+/// A conformance check a built-in backend is known to fail, with the reason: an open defect
+/// of that adapter or its engine, listed so that it stays visible (the matrix and the tests
+/// report it as a known failure, never as a pass) while the rest of the suite guards against
+/// regressions. Remove an entry when its check passes.
+public struct KnownConformanceFailure: Sendable, Equatable {
+    /// The backend's name.
+    public let backend: String
+    /// The check's full name.
+    public let check: String
+    /// What goes wrong, and why.
+    public let reason: String
+}
+
+extension PlaybackBackends {
+    /// The checks the built-in backends are known to fail (see README, "Known limits").
+    public static let knownConformanceFailures: [KnownConformanceFailure] = [
+        KnownConformanceFailure(
+            backend: "gstreamer", check: "format.h264-aac-ts",
+            reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),
+        KnownConformanceFailure(
+            backend: "gstreamer", check: "format.mpeg2-mp3-ts",
+            reason: "as format.h264-aac-ts: the MPEG-TS timeline starts at the first PCR"),
+        KnownConformanceFailure(
+            backend: "mpv", check: "format.opus-ogg",
+            reason: "a paused seek in sound-only media reports time-pos about 0.19 s before the target (mpv counts the null output's buffer)"),
+        KnownConformanceFailure(
+            backend: "vlc", check: "format.h264-aac-ts",
+            reason: "libVLC starts an MPEG-TS at its first clock reference: the picture moves about 0.78 s after play(); its seeks there land on wrong frames"),
+        KnownConformanceFailure(
+            backend: "vlc", check: "format.mpeg2-mp3-ts",
+            reason: "as format.h264-aac-ts: libVLC starts about 0.76 s late"),
+        KnownConformanceFailure(
+            backend: "vlc", check: "format.theora-vorbis-ogg",
+            reason: "libVLC's Ogg demuxer: the picture holds about 1.1 s after play(), then jumps"),
+        KnownConformanceFailure(
+            backend: "vlc", check: "format.opus-ogg",
+            reason: "libVLC's Ogg demuxer: a seek while playing can end the media, and the pace drifts (0.87x)"),
+    ]
+
+    /// The reason `check` is known to fail on `backend`, or nil.
+    public static func knownFailure(backend: String, check: String) -> String? {
+        knownConformanceFailures.first { $0.backend == backend && $0.check == check }?.reason
+    }
+}
