@@ -26,6 +26,15 @@ backends=(gstreamer ffmpeg mpv vlc)
 # The mediaplay memcheck runs: MEDIAPLAY, else the debug build (built first).
 mediaplay=${MEDIAPLAY:-}
 
+# memcheck LOG SECONDS COMMAND...: COMMAND under memcheck with the suppressions, its report
+# in LOG, stopped after SECONDS (so a hang fails instead of stalling the run).
+memcheck() {
+  local log=$1 limit=$2; shift 2
+  timeout "$limit" valgrind --error-exitcode=99 --num-callers=40 \
+    --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
+    --log-file="$log" "$@"
+}
+
 memcheck_one() {  # backend checks...
   local backend=$1; shift
   local log=".build/memcheck/$backend.log"
@@ -38,19 +47,14 @@ memcheck_one() {  # backend checks...
   echo "memcheck: $backend: ${*:-every picture-size check}, thumbnails and .frames" >&2
   local status=0
   # The conformance checks of the sweep, slowed deadlines (memcheck runs 20-50x slower).
-  PLAYBACK_CONFORMANCE_SLOWDOWN=40 timeout 5400 valgrind --error-exitcode=99 --num-callers=40 \
-    --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp --log-file="$log" \
+  PLAYBACK_CONFORMANCE_SLOWDOWN=40 memcheck "$log" 5400 \
     "$mediaplay" conformance --backend "$backend" "${checks[@]}" || status=$?
   # The command-line paths a user runs: a thumbnail and .frames playback, at sizes that once
   # corrupted memory (MEMCHECK_CLI_SIZES). Each run is bounded, so a hang fails, not stalls.
   for size in ${MEMCHECK_CLI_SIZES:-424x240 426x320 1706x960}; do
-    timeout 900 valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
-      --log-file=".build/memcheck/$backend-thumbnail-$size.log" \
-      "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
+    memcheck ".build/memcheck/$backend-thumbnail-$size.log" 900 "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
       -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
-    timeout 900 valgrind --error-exitcode=99 --num-callers=40 --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
-      --log-file=".build/memcheck/$backend-frames-$size.log" \
-      "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
+    memcheck ".build/memcheck/$backend-frames-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
       "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
   done
   local errors

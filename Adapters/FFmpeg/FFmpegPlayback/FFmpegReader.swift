@@ -314,8 +314,7 @@ extension FFmpegSession {
         guard hunt.request.target - hunt.lead > 0 else { return nil }
         let lead = hunt.lead == 0 ? 1 : hunt.lead * 2
         PlaybackLog.log(.debug, "ffmpeg", "seek to \(hunt.request.target) s: no keyframe at or before it; seeking \(lead) s earlier")
-        let next = performSeek(hunt.request, in: format, lead: lead)
-        return next
+        return performSeek(hunt.request, in: format, lead: lead)
     }
 
     /// Publishes the buffer figures: buffered-to time, fill level and bytes read.
