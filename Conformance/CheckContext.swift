@@ -190,6 +190,8 @@ final class CheckContext: Sendable {
         guard !closed.get() else { throw CancellationError() }
         let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
         var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        // Under a memory checker opening takes as much longer as everything else.
+        options.openTimeout *= SizeSweep.slowdown
         if let collector { options.videoOutput = .frames(viewport: viewport, handler: collector.handler) }
         configure(&options)
         let player: any MediaPlayback

@@ -293,9 +293,11 @@ final class VLCSession: @unchecked Sendable {
         video?.notifyOnNextPicture()
         player.setPaused(false)
         let current = token
-        queue.asyncAfter(deadline: .now() + 10) { [weak self] in
+        // Half the open timeout, so this more precise error comes before the generic one.
+        let deadline = max(1, options.openTimeout / 2)
+        queue.asyncAfter(deadline: .now() + deadline) { [weak self] in
             guard let self, self.token == current, self.phase == .starting else { return }
-            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in 10 s\(self.detail())"))
+            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in \(Int(deadline)) s\(self.detail())"))
         }
     }
 
