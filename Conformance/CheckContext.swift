@@ -34,9 +34,9 @@ func observe(for seconds: TimeInterval) async throws {
 func sample<T: Sendable>(every interval: TimeInterval, for duration: TimeInterval,
                          _ read: () -> T) async throws -> [(time: TimeInterval, value: T)] {
     var samples: [(time: TimeInterval, value: T)] = []
-    let start = monotonicNow()
+    let start = monotonicSeconds()
     while true {
-        let now = monotonicNow()
+        let now = monotonicSeconds()
         samples.append((now, read()))
         if now - start >= duration { break }
         try await observe(for: interval)
@@ -122,9 +122,9 @@ final class CheckPlayer: Sendable {
     /// Waits until the position has reached `seconds`, reading it every 10 ms.
     func waitForPosition(atLeast seconds: TimeInterval, timeout: TimeInterval) async throws {
         step("waiting for the position to reach \(format(seconds)) s")
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         while position < seconds {
-            if monotonicNow() > deadline {
+            if monotonicSeconds() > deadline {
                 throw CheckFailure("the position did not reach \(format(seconds)) s within \(format(timeout)) s (it is \(format(position)) s, state \(player.playbackState))")
             }
             if let error = recorder.events().first(where: \.isError) {

@@ -96,7 +96,7 @@ public struct ConformanceSuite: Sendable {
     /// Runs one check with a fresh context, racing it against its deadline.
     private func run(_ check: Check) async -> CheckResult {
         let context = CheckContext(fixtures: fixtures, factory: factory)
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let outcome = Watched<CheckOutcome?>(nil)
         let settle: @Sendable (CheckOutcome) -> Void = { result in
             outcome.update { if $0 == nil { $0 = result } }
@@ -131,7 +131,7 @@ public struct ConformanceSuite: Sendable {
                 result = .fail(problem)
             }
         }
-        return CheckResult(name: check.name, outcome: result, seconds: monotonicNow() - start)
+        return CheckResult(name: check.name, outcome: result, seconds: monotonicSeconds() - start)
     }
 }
 

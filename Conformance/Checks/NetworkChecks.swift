@@ -20,15 +20,15 @@ enum NetworkChecks {
     /// Waits until playback stalls: `.stalled` in the load state, or the position stands
     /// still for 1 s while playing. Fails after 15 s.
     static func waitForStall(_ p: CheckPlayer) async throws {
-        let deadline = monotonicNow() + 15
-        var last = p.position, since = monotonicNow()
-        while monotonicNow() < deadline {
+        let deadline = monotonicSeconds() + 15
+        var last = p.position, since = monotonicSeconds()
+        while monotonicSeconds() < deadline {
             if p.player.loadState.contains(.stalled) { return }
             let now = p.position
             if now != last {
                 last = now
-                since = monotonicNow()
-            } else if monotonicNow() - since >= 1.0 {
+                since = monotonicSeconds()
+            } else if monotonicSeconds() - since >= 1.0 {
                 return
             }
             if let finish = p.recorder.events().first(where: \.isFinished) {

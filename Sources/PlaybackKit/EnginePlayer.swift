@@ -28,7 +28,8 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     }
 
     private let published = Locked(Published())
-    private let clock = PositionClock()
+    private let clock: PositionClock
+    private let time: any TimeSource
     private let buffer = Locked(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
     private let engineSlot: Locked<ThumbnailSource?>
     private let hub = EventHub()
@@ -55,11 +56,18 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     private var seekDuringPrepare = false
     private var openedAtStart: TimeInterval?  // a seek before prepare handed to engine.open
     private var stalled = false
-    private var openTimeout: DispatchWorkItem?
+    private var openTimeout: ScheduledWork?
 
     /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
-    public init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+    public convenience init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+        self.init(engine: engine, url: url, options: options, label: label, time: SystemTimeSource())
+    }
+
+    /// A player whose position clock and deadlines read `time` (the core's tests drive one by hand).
+    package init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String, time: any TimeSource) {
         self.engine = engine
+        self.time = time
+        self.clock = PositionClock(time: time)
         self.engineSlot = Locked(ThumbnailSource(engine: engine))
         self.source = MediaSource(url)
         self.options = options
@@ -200,6 +208,15 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
 
     public var events: AsyncStream<PlaybackEvent> { hub.makeStream() }
 
+    // MARK: - For the core's tests
+
+    /// Calls `observer` with every event as it is sent, on the sending thread.
+    package func observeEvents(_ observer: @escaping @Sendable (PlaybackEvent) -> Void) { hub.observe(observer) }
+
+    /// Returns once everything posted to the player's queue so far has run (never call it from
+    /// an event observer: that runs on the queue).
+    package func waitUntilIdle() { queue.sync {} }
+
     // MARK: - Queue plumbing
 
     /// Runs `work` on the queue unless the player is shut down.
@@ -250,13 +267,11 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
                 guard let self else { return }
                 self.queue.async { self.handle(report, generation: generation) }
             })
-        let timeout = DispatchWorkItem { [weak self] in
+        openTimeout = time.schedule(after: options.openTimeout, on: queue) { [weak self] in
             guard let self, self.phase == .opening, self.published.get().generation == generation else { return }
             let code: PlaybackError.Code = self.source.isFile ? .engine : .network
             self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
         }
-        openTimeout = timeout
-        queue.asyncAfter(deadline: .now() + options.openTimeout, execute: timeout)
         if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
             pendingSeek = nil
             openedAtStart = start

@@ -4,6 +4,7 @@ import FoundationEssentials
 final class EventHub: Sendable {
     private struct State {
         var continuations: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
+        var observers: [@Sendable (PlaybackEvent) -> Void] = []
         var nextID = 0
         var finished = false
     }
@@ -33,12 +34,18 @@ final class EventHub: Sendable {
         return stream
     }
 
+    /// Calls `observer` with every event sent from now on, on the sending thread, in order.
+    func observe(_ observer: @escaping @Sendable (PlaybackEvent) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
     /// Sends `event` to every open stream. Yielding under `sendLock` keeps the order the same
     /// for every listener even if two threads send at once.
     func send(_ event: PlaybackEvent) {
         sendLock.withLock {
-            let continuations = state.withLock { Array($0.continuations.values) }
+            let (continuations, observers) = state.withLock { (Array($0.continuations.values), $0.observers) }
             for continuation in continuations { continuation.yield(event) }
+            for observer in observers { observer(event) }
         }
         PlaybackLog.debug("event \(event)")
     }

@@ -13,7 +13,7 @@ extension FFmpegSession {
         decodeLoop(decoder, video: true) { frame, decoderSerial in
             let time = mediaTime(frame.pointee.best_effort_timestamp, videoTimeBase) ?? (lastTime + videoFrameDuration)
             lastTime = time
-            return lock.locked {
+            return lock.withLock {
                 if wouldDiscard(time: time, span: videoFrameDuration, serial: decoderSerial) {
                     av_frame_unref(frame)
                     return !aborted
@@ -47,13 +47,13 @@ extension FFmpegSession {
             var time = mediaTime(frame.pointee.best_effort_timestamp, audioTimeBase) ?? nextTime
             var span = Double(frame.pointee.nb_samples) / sampleRate
             nextTime = time + span
-            let (currentRate, discard, target) = lock.locked {
+            let (currentRate, discard, target) = lock.withLock {
                 (rate, wouldDiscard(time: time, span: span, serial: decoderSerial),
                  discardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil })
             }
             if discard {
                 av_frame_unref(frame)
-                return lock.locked { !aborted }
+                return lock.withLock { !aborted }
             }
             if let target, target > time {
                 // The frame straddles the target of an accurate seek: cut the samples before it.
@@ -134,13 +134,13 @@ extension FFmpegSession {
     private func isBeforeSeekTarget(_ packet: UnsafeMutablePointer<AVPacket>, serial packetSerial: Int) -> Bool {
         guard let time = mediaTime(packet.pointee.pts, videoTimeBase) else { return false }
         let span = packet.pointee.duration > 0 ? Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase) : videoFrameDuration
-        return lock.locked { endsBeforeSeekTarget(time: time, span: span, serial: packetSerial) }
+        return lock.withLock { endsBeforeSeekTarget(time: time, span: span, serial: packetSerial) }
     }
 
     /// Queues one audio frame for the output, waiting for room; false when aborted.
     private func pushAudio(_ frame: UnsafeMutablePointer<AVFrame>, serial frameSerial: Int, time: Double,
                            duration: Double, rate frameRate: Double) -> Bool {
-        lock.locked {
+        lock.withLock {
             while audioFrames.isFull && !aborted && frameSerial == serial { lock.wait(audioFrameSpace) }
             if aborted { return false }
             if frameSerial != serial {
@@ -156,7 +156,7 @@ extension FFmpegSession {
 
     /// Takes the next packet of one stream, waiting for it; nil once aborted.
     private func nextPacket(video: Bool) -> PacketQueue.Entry? {
-        lock.locked {
+        lock.withLock {
             while !aborted {
                 if let entry = video ? videoPackets.get() : audioPackets.get() {
                     if !queuesAboveLowWater { readerWake.broadcast() }
@@ -189,9 +189,9 @@ extension FFmpegSession {
                 if context.pointee.skip_frame != wanted { context.pointee.skip_frame = wanted }
             }
             let sent = avcodec_send_packet(context, entry.packet)
-            if let packet = entry.packet { lock.locked { packetPool.give(packet) } }
+            if let packet = entry.packet { lock.withLock { packetPool.give(packet) } }
             if sent < 0, sent != pk_av_error_eagain(), sent != pk_av_error_eof() {
-                lock.locked { lastDecodeError = sent }
+                lock.withLock { lastDecodeError = sent }
                 PlaybackLog.log(.debug, "ffmpeg", "decode: \(FFmpegErrors.text(sent))")
             }
             var failures = 0
@@ -200,7 +200,7 @@ extension FFmpegSession {
                 if status == pk_av_error_eagain() { break }
                 if status == pk_av_error_eof() {
                     avcodec_flush_buffers(context)
-                    lock.locked {
+                    lock.withLock {
                         if video { videoDecoderFinished = decoderSerial } else { audioDecoderFinished = decoderSerial }
                         presenterWake.broadcast()
                     }
@@ -209,7 +209,7 @@ extension FFmpegSession {
                 if status < 0 {
                     // A frame that fails to decode is skipped; the decoder goes on (and must
                     // still be drained to its end at the end of the stream).
-                    lock.locked { lastDecodeError = status }
+                    lock.withLock { lastDecodeError = status }
                     failures += 1
                     if failures > 64 { break }
                     continue

@@ -105,19 +105,19 @@ extension FFmpegSession {
         }
         guard hasVideo else {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            lock.wait(presenterWake, until: monotonicSeconds() + 0.1)
             return
         }
         guard let slot = videoFrames.peek() else {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            lock.wait(presenterWake, until: monotonicSeconds() + 0.1)
             return
         }
         let now = clock.now()
         let delay = (slot.time - now) / max(clock.speed, 0.01)
         if delay > 0.001 {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + min(delay, 0.25))
+            lock.wait(presenterWake, until: monotonicSeconds() + min(delay, 0.25))
             return
         }
         if let next = videoFrames.peek(1), next.serial == serial, next.time <= now {
@@ -146,7 +146,7 @@ extension FFmpegSession {
     private func completeSeek(at reached: Double, state: PresenterState) {
         seekInProgress = nil
         state.lastPosition = reached
-        state.lastPositionWall = monotonicNow()
+        state.lastPositionWall = monotonicSeconds()
         guard prepared else {
             // The seek of an open at a position: prepare reports where it landed.
             if !openingFellBack { openedAt = max(0, reached) }
@@ -199,7 +199,7 @@ extension FFmpegSession {
             let remaining = (end - clock.now()) / max(clock.speed, 0.01)
             if remaining > 0.001 {
                 reportPosition(state)
-                lock.wait(presenterWake, until: monotonicNow() + min(remaining, 0.25))
+                lock.wait(presenterWake, until: monotonicSeconds() + min(remaining, 0.25))
                 return
             }
         }
@@ -241,7 +241,7 @@ extension FFmpegSession {
 
     /// Sends a position sample from the master clock, at most ten a second (lock held).
     private func reportPosition(_ state: PresenterState, force: Bool = false) {
-        let wall = monotonicNow()
+        let wall = monotonicSeconds()
         guard force || wall - state.lastPositionWall >= 0.1 else { return }
         state.lastPositionWall = wall
         let position = max(state.lastPosition, clock.now())

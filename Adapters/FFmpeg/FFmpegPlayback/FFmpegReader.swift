@@ -29,7 +29,7 @@ extension FFmpegSession {
         while true {
             // Wait until there is something to do: a seek, room in the queues, or the end
             // (publishing the buffer figures before going to sleep).
-            let next = lock.locked { () -> ReaderStep in
+            let next = lock.withLock { () -> ReaderStep in
                 while true {
                     if aborted { return .stop }
                     if let request = seekRequest {
@@ -52,10 +52,10 @@ extension FFmpegSession {
                 continue
             case .read: break
             }
-            let packet = lock.locked { packetPool.take() }
+            let packet = lock.withLock { packetPool.take() }
             let status = av_read_frame(format.context, packet)
             if status < 0 {
-                lock.locked { packetPool.give(packet) }
+                lock.withLock { packetPool.give(packet) }
                 if interrupt.isRaised { return }
                 // A file's I/O error is its end; over a network only AVERROR_EOF is.
                 let atEnd = status == pk_av_error_eof()
@@ -63,7 +63,7 @@ extension FFmpegSession {
                 if !atEnd && !source.isFile {
                     // A network read failed (timed out, connection lost): playback stalls and
                     // reading is retried for a while before the session gives up.
-                    let now = monotonicNow()
+                    let now = monotonicSeconds()
                     if failingSince == nil { failingSince = now }
                     if now - failingSince! > Self.networkRetrySeconds {
                         fail(FFmpegErrors.map(status, step: "read", location: location, isNetwork: true))
@@ -71,8 +71,8 @@ extension FFmpegSession {
                     }
                     PlaybackLog.log(.info, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); retrying")
                     format.clearReadError()
-                    lock.locked {
-                        if !aborted && seekRequest == nil { lock.wait(readerWake, until: monotonicNow() + 0.5) }
+                    lock.withLock {
+                        if !aborted && seekRequest == nil { lock.wait(readerWake, until: monotonicSeconds() + 0.5) }
                     }
                     continue
                 }
@@ -93,19 +93,19 @@ extension FFmpegSession {
                 switch hunt.verdict(on: packet.pointee, time: mediaTime(packet.pointee.pts, videoTimeBase)) {
                 case .skip:
                     keyframeHunt?.skipped += 1
-                    lock.locked { packetPool.give(packet) }
+                    lock.withLock { packetPool.give(packet) }
                     continue
                 case .landed:
                     keyframeHunt = nil
                 case .tooLate:
-                    lock.locked { packetPool.give(packet) }
+                    lock.withLock { packetPool.give(packet) }
                     keyframeHunt = seekFurtherBack(hunt, in: format)
                     continue
                 }
             }
             queue(packet)
             statusStale = true
-            let now = monotonicNow()
+            let now = monotonicSeconds()
             if now - lastStatus >= 0.25 {
                 lastStatus = now
                 statusStale = false
@@ -206,7 +206,7 @@ extension FFmpegSession {
             let renderer = AudioRenderer(session: self, sourceRate: decoder.context.pointee.sample_rate,
                                          sourceChannels: decoder.context.pointee.ch_layout.nb_channels)
             renderer.start()
-            lock.locked { audioOutput = renderer }
+            lock.withLock { audioOutput = renderer }
             renderer.followPauseState()
             spawn("ff.audio-dec") { $0.audioDecodeLoop() }
         }
@@ -219,12 +219,12 @@ extension FFmpegSession {
     /// After close: waits for the other threads, then closes the audio device before the
     /// handles go away with the session.
     private func shutDownThreads() {
-        lock.locked {
+        lock.withLock {
             aborted = true
             wakeAll()
         }
         threads.wait()
-        lock.locked { audioOutput }?.stop()
+        lock.withLock { audioOutput }?.stop()
     }
 
     // MARK: - Reading
@@ -232,7 +232,7 @@ extension FFmpegSession {
     /// Hands `packet` to its stream's queue (or back to the pool).
     private func queue(_ packet: UnsafeMutablePointer<AVPacket>) {
         let index = packet.pointee.stream_index
-        lock.locked {
+        lock.withLock {
             if index == videoStreamIndex {
                 var seconds = Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase)
                 if seconds <= 0 { seconds = videoFrameDuration }
@@ -257,7 +257,7 @@ extension FFmpegSession {
 
     /// Queues the end-of-stream markers that make the decoders drain.
     private func markEndOfInput() {
-        lock.locked {
+        lock.withLock {
             readerAtEnd = true
             if hasVideo {
                 videoPackets.put(nil, serial: serial, packetDuration: 0)
@@ -290,7 +290,7 @@ extension FFmpegSession {
         if status < 0 {
             PlaybackLog.log(.warning, "ffmpeg", "seek: \(location): \(FFmpegErrors.text(status))")
         }
-        lock.locked {
+        lock.withLock {
             videoPackets.flush(into: packetPool)
             audioPackets.flush(into: packetPool)
             videoFrames.flush()
@@ -319,7 +319,7 @@ extension FFmpegSession {
 
     /// Publishes the buffer figures: buffered-to time, fill level and bytes read.
     private func reportBuffer(format: FormatInput) {
-        let status = lock.locked { () -> EngineBufferStatus in
+        let status = lock.withLock { () -> EngineBufferStatus in
             var buffered = max(hasVideo ? videoPackets.lastQueuedTime : 0, hasAudio ? audioPackets.lastQueuedTime : 0)
             if readerAtEnd, duration > 0 { buffered = duration }
             if duration > 0 { buffered = min(buffered, duration) }

@@ -20,18 +20,18 @@ final class FFmpegSession: @unchecked Sendable {
     let sink: EngineSink
     let location: String
     let interrupt = InterruptFlag()
-    let lock = SessionLock()
+    let lock = MutexLock()
     let threads = DispatchGroup()
 
     // MARK: - Conditions (all bound to `lock`)
 
-    let readerWake: SessionLock.Condition
-    let videoPacketsReady: SessionLock.Condition
-    let audioPacketsReady: SessionLock.Condition
-    let videoFrameSpace: SessionLock.Condition
-    let audioFrameSpace: SessionLock.Condition
-    let presenterWake: SessionLock.Condition
-    let audioOutputWake: SessionLock.Condition
+    let readerWake: MutexLock.Condition
+    let videoPacketsReady: MutexLock.Condition
+    let audioPacketsReady: MutexLock.Condition
+    let videoFrameSpace: MutexLock.Condition
+    let audioFrameSpace: MutexLock.Condition
+    let presenterWake: MutexLock.Condition
+    let audioOutputWake: MutexLock.Condition
 
     // MARK: - Shared state (guarded by `lock`)
 
@@ -158,7 +158,7 @@ final class FFmpegSession: @unchecked Sendable {
     /// Aborts everything at once; the threads finish and free the handles by themselves.
     func close() {
         interrupt.raise()
-        lock.locked {
+        lock.withLock {
             aborted = true
             wakeAll()
         }
@@ -173,7 +173,7 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func play() {
-        let output = lock.locked { () -> AudioRenderer? in
+        let output = lock.withLock { () -> AudioRenderer? in
             paused = false
             if prepared, !stalled { clock.setRunning(true) }
             presenterWake.broadcast()
@@ -186,7 +186,7 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func pause() {
-        let output = lock.locked { () -> AudioRenderer? in
+        let output = lock.withLock { () -> AudioRenderer? in
             paused = true
             clock.setRunning(false)
             presenterWake.broadcast()
@@ -196,14 +196,14 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func seek(to seconds: TimeInterval, accurate: Bool) {
-        lock.locked {
+        lock.withLock {
             seekRequest = SeekRequest(target: max(0, seconds), accurate: accurate)
             readerWake.broadcast()
         }
     }
 
     func setRate(_ newRate: Float) {
-        lock.locked {
+        lock.withLock {
             rate = Double(newRate)
             clock.setSpeed(rate)
             presenterWake.broadcast()
@@ -211,14 +211,14 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func setScalingMode(_ mode: ScalingMode) {
-        lock.locked {
+        lock.withLock {
             scalingMode = mode
             presenterWake.broadcast()
         }
     }
 
     func setVolume(_ newVolume: Float) {
-        lock.locked { volume = Double(min(1, max(0, newVolume))) }
+        lock.withLock { volume = Double(min(1, max(0, newVolume))) }
     }
 
     // MARK: - Time
@@ -233,7 +233,7 @@ final class FFmpegSession: @unchecked Sendable {
 
     /// Reports a failure unless the session was closed (then nobody listens).
     func fail(_ error: PlaybackError) {
-        let closed = lock.locked { aborted }
+        let closed = lock.withLock { aborted }
         guard !closed else { return }
         PlaybackLog.log(.info, "ffmpeg", "\(error)")
         sink.failed(error)

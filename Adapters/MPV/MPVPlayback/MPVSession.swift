@@ -61,7 +61,7 @@ final class MPVSession: @unchecked Sendable {
         let id: UInt64
         let target: TimeInterval
         let accurate: Bool
-        let sentAt = Date()
+        let sentAt = monotonicSeconds()
         /// New frames drawn when the seek (or its step back) was sent.
         var framesAtSend: Int
         /// Sent while playing: a frame queued before the seek took effect may still be drawn
@@ -72,7 +72,7 @@ final class MPVSession: @unchecked Sendable {
         var acknowledged = false
         /// The position mpv reported when playback restarted there.
         var reached: TimeInterval?
-        var restartedAt: Date?
+        var restartedAt: Double?
         /// mpv lands an exact seek on the first frame at or after the target; when that is
         /// later than the target, one step back reaches the frame shown at the target.
         var steppedBack = false
@@ -106,7 +106,7 @@ final class MPVSession: @unchecked Sendable {
 
     private var fileLoaded = false
     private var restarted = false
-    private var restartedAt: Date?
+    private var restartedAt: Double?
     private var prepared = false
     private var failed = false
     private var hasVideo = false
@@ -115,16 +115,16 @@ final class MPVSession: @unchecked Sendable {
     private var eofReached = false
     /// The last position reported while playing, and when it came.
     private var lastPlayedPosition: TimeInterval = 0
-    private var lastPlayedAt = Date()
+    private var lastPlayedAt = monotonicSeconds()
     /// When the end is due: mpv declares it once the last audio is handed to the output, which
     /// still has to play it out (about 0.4 s); `ended()` waits for that tail.
-    private var endDue: Date?
+    private var endDue: Double?
     private var duration: TimeInterval = 0
     private var naturalSize = VideoSize.zero
     /// mpv's recent error lines (its own words for a failure), oldest first.
     private var errorLines: [String] = []
     /// A failure waiting for mpv's error lines, which arrive after the event that ends the file.
-    private var pendingFailure: (error: () -> PlaybackError, since: Date)?
+    private var pendingFailure: (error: () -> PlaybackError, since: Double)?
     private var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
 
     // MARK: - Lifecycle
@@ -247,13 +247,13 @@ final class MPVSession: @unchecked Sendable {
     private func runEventLoop() {
         while !isClosing {
             var timeout = pendingFailure == nil ? 0.1 : 0.02
-            if let due = endDue { timeout = min(timeout, max(0, due.timeIntervalSinceNow)) }
+            if let due = endDue { timeout = min(timeout, max(0, due - monotonicSeconds())) }
             let event = handle.waitEvent(timeout: timeout)
             if isClosing { break }
             dispatch(event)
             checkWaits()
             if let failure = pendingFailure,
-               event.event_id == MPV_EVENT_NONE || Date().timeIntervalSince(failure.since) > 0.3 {
+               event.event_id == MPV_EVENT_NONE || monotonicSeconds() - failure.since > 0.3 {
                 pendingFailure = nil
                 sink.failed(failure.error())
             }
@@ -303,7 +303,7 @@ final class MPVSession: @unchecked Sendable {
     private func playbackRestarted() {
         if !prepared {
             restarted = true
-            restartedAt = Date()
+            restartedAt = monotonicSeconds()
             return
         }
         let reached = handle.getDouble("time-pos") ?? frameTimes.latest
@@ -321,7 +321,7 @@ final class MPVSession: @unchecked Sendable {
                 return seek.id
             }
             seek.reached = reached
-            seek.restartedAt = Date()
+            seek.restartedAt = monotonicSeconds()
             seek.framesAtRestart = state.newFrames
             state.seek = seek
             return nil
@@ -358,7 +358,7 @@ final class MPVSession: @unchecked Sendable {
             let status = endFile.error, loaded = fileLoaded
             pendingFailure = ({ [unowned self] in
                 MPVConfiguration.loadError(status: status, source: source, loaded: loaded, detail: errorDetail)
-            }, Date())
+            }, monotonicSeconds())
         } else if endFile.reason == MPV_END_FILE_REASON_EOF {
             if prepared {
                 if !eofReached { reachedEnd() }
@@ -368,7 +368,7 @@ final class MPVSession: @unchecked Sendable {
                 pendingFailure = ({ [unowned self] in
                     let detail = errorDetail.map { " (\($0))" } ?? ""
                     return PlaybackError(code: .unsupportedFormat, message: "open: \(target): nothing playable\(detail)")
-                }, Date())
+                }, monotonicSeconds())
             }
         }
     }
@@ -376,11 +376,11 @@ final class MPVSession: @unchecked Sendable {
     /// mpv reached the end: report it now, or once the audio output played out its tail.
     private func reachedEnd() {
         let speed = max(0.01, handle.getDouble("speed") ?? 1)
-        let remaining = (duration - lastPlayedPosition) / speed - Date().timeIntervalSince(lastPlayedAt)
+        let remaining = (duration - lastPlayedPosition) / speed - (monotonicSeconds() - lastPlayedAt)
         let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, remaining)) : 0
         if tail > 0.05 {
             PlaybackLog.log(.debug, "mpv", "end reached; audio tail \(tail) s still playing")
-            endDue = Date().addingTimeInterval(tail)
+            endDue = monotonicSeconds() + tail
         } else {
             sink.ended()
         }
@@ -393,7 +393,7 @@ final class MPVSession: @unchecked Sendable {
 
     /// Reports what waited on a drawn frame: the prepare, or the seek in flight.
     private func checkWaits() {
-        let now = Date()
+        let now = monotonicSeconds()
         if let due = endDue, now >= due {
             endDue = nil
             if shared.get().seek == nil { sink.ended() }
@@ -402,7 +402,7 @@ final class MPVSession: @unchecked Sendable {
             // The first frame drawn, and nothing more queued: mpv may hand the first frame
             // over again once playback restarted, and a seek must not take that for its own.
             let drawn = shared.get().newFrames > 0 && renderer?.isBusy != true
-            let waitedTooLong = now.timeIntervalSince(restartedAt ?? now) > Self.frameWait
+            let waitedTooLong = now - (restartedAt ?? now) > Self.frameWait
             if !hasVideo || renderer == nil || drawn || waitedTooLong {
                 if hasVideo, renderer != nil, !drawn {
                     PlaybackLog.log(.warning, "mpv", "prepare: no frame drawn within \(Self.frameWait) s")
@@ -415,7 +415,7 @@ final class MPVSession: @unchecked Sendable {
             guard let seek = state.seek else { return nil }
             guard let reached = seek.reached else {
                 // mpv never restarted playback for it: it lands where playback is.
-                guard now.timeIntervalSince(seek.sentAt) > Self.seekGiveUp else { return nil }
+                guard now - seek.sentAt > Self.seekGiveUp else { return nil }
                 PlaybackLog.log(.warning, "mpv", "seek to \(seek.target): no playback restart within \(Self.seekGiveUp) s")
                 state.seek = nil
                 return frameTimes.latest
@@ -427,7 +427,7 @@ final class MPVSession: @unchecked Sendable {
             let drawnAtTarget = !seek.sentWhilePlaying && state.newFrames > seek.framesAtSend
                 && (abs(state.lastNewFrameTime - reached) <= 0.002 || abs(state.lastNewFrameTime - seek.target) <= 0.002)
             let drawn = (drawnAfterRestart || drawnAtTarget) && renderer?.isBusy != true
-            let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
+            let waitedTooLong = now - (seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
             state.seek = nil
             PlaybackLog.log(.debug, "mpv", "seek done at \(reached): frames \(seek.framesAtSend) -> \(state.newFrames)\(drawn ? "" : " (no new frame)")")
@@ -473,7 +473,7 @@ final class MPVSession: @unchecked Sendable {
             let endJump = hasAudio && duration > 0 && time >= duration - 0.001
             if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
                 lastPlayedPosition = time
-                lastPlayedAt = Date()
+                lastPlayedAt = monotonicSeconds()
                 sink.position(time)
             }
         case .pause:

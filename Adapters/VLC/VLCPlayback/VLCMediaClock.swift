@@ -39,7 +39,6 @@ final class VLCMediaClock: Sendable {
 
     private let state = Locked(State())
 
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     private static func estimate(_ s: State, at now: Double) -> Double {
         guard s.mode == .running else { return s.anchorMedia }
@@ -51,12 +50,12 @@ final class VLCMediaClock: Sendable {
     func secondsWithoutProgress() -> Double {
         state.withLock { s in
             guard s.mode == .running else { return 0 }
-            return Self.now() - max(s.lastProgressWall, s.anchorWall)
+            return monotonicSeconds() - max(s.lastProgressWall, s.anchorWall)
         }
     }
 
     /// The media time presented now, seconds.
-    func current() -> Double { state.withLock { Self.estimate($0, at: Self.now()) } }
+    func current() -> Double { state.withLock { Self.estimate($0, at: monotonicSeconds()) } }
 
     /// The mode pictures are treated by now.
     var mode: Mode { state.get().mode }
@@ -66,7 +65,7 @@ final class VLCMediaClock: Sendable {
         state.withLock { s in
             s.mode = mode
             s.anchorMedia = max(0, media)
-            s.anchorWall = Self.now()
+            s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
             s.presentedWhilePaused = false
             if mode != .running && mode != .resuming { s.lastStamp = -Double.infinity }
@@ -81,7 +80,7 @@ final class VLCMediaClock: Sendable {
         state.withLock { s in
             guard s.mode == .running else { return }
             s.anchorMedia = max(0, media)
-            s.anchorWall = Self.now()
+            s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
         }
     }
@@ -95,7 +94,7 @@ final class VLCMediaClock: Sendable {
     /// Changes the rate from where the clock stands now.
     func setRate(_ rate: Double) {
         state.withLock { s in
-            let now = Self.now()
+            let now = monotonicSeconds()
             s.anchorMedia = Self.estimate(s, at: now)
             s.anchorWall = now
             s.rate = rate
@@ -106,7 +105,7 @@ final class VLCMediaClock: Sendable {
     /// `repeated`: the same picture as before (libVLC redisplays while it waits).
     func stampPicture(repeated: Bool) -> (time: Double, present: Bool) {
         state.withLock { s in
-            let now = Self.now()
+            let now = monotonicSeconds()
             switch s.mode {
             case .settling:
                 return (s.anchorMedia, false)

@@ -147,7 +147,7 @@ extension VLCSession {
         operation.stage = .runningToTarget
         seekOperation = operation
         video.awaitResume()
-        let sentAt = VLCSession.now()
+        let sentAt = monotonicSeconds()
         player.setPaused(false)
         let current = operation.token
         // Without a Playing event (the input was still playing), time from the request.
@@ -310,7 +310,7 @@ extension VLCSession {
     /// restarts the input at the current position, keeping the wanted state.
     func recoverIfStuck() {
         guard let sent = stateChangeSentAt, phase == .ready, seekOperation == nil, !ended,
-              let player, VLCSession.now() - sent > Self.confirmationTimeout else { return }
+              let player, monotonicSeconds() - sent > Self.confirmationTimeout else { return }
         stateChangeSentAt = nil
         let position = clock.current()
         PlaybackLog.log(.warning, "vlc", "libVLC did not confirm \(wantsPlaying ? "play" : "pause") in time; restarting the input at \(position) s")

@@ -347,14 +347,14 @@ final class VLCSession: @unchecked Sendable {
             return
         }
         video?.releaseHold()
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.play()
     }
 
     func pause() {
         wantsPlaying = false
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.setPaused(true)
         clock.enter(.paused)
         clock.markPresentedWhilePaused()
@@ -397,7 +397,6 @@ final class VLCSession: @unchecked Sendable {
         sink.failed(error)
     }
 
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {

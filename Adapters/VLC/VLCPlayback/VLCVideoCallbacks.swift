@@ -123,7 +123,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         case seekShown(hold: Bool)
     }
 
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// libVLC 3's wake-up delay: after a seek or a resume, its clock shows the input's
     /// position this long after it set the clock.
@@ -172,7 +171,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// libVLC's Playing event, passed on from its input thread at once: the time the input
     /// resumed.
     func inputResumed() {
-        let now = Self.now()
+        let now = monotonicSeconds()
         watch.withLock { state in
             guard case .awaitingResume(let seek) = state else { return }
             state = .runningToTarget(seek, resumedAt: now, firstShownAt: nil)
@@ -248,7 +247,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 return Verdict(seekPicture: true)
             case .runningToTarget(let seek, let resumedAt, let firstShownAt):
                 guard !repeated else { return Verdict() }
-                let now = Self.now()
+                let now = monotonicSeconds()
                 let first = firstShownAt ?? now
                 state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first)
                 let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
