@@ -43,7 +43,9 @@ let package = Package(
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0",
+            // Written by scripts/setup.sh from gstreamer-1.0, -app, -video and -audio (without
+            // GLib's -pthread, which SwiftPM refuses with a warning on every build).
+            pkgConfig: "playbackkit-gstreamer",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
         .target(
             name: "GStreamerPlayback",
@@ -51,7 +53,9 @@ let package = Package(
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11",
+            // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
+            // libswresample, libavutil, sdl2 and x11 (without SDL2's -D_REENTRANT).
+            pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
                               "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
         .target(

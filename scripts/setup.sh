@@ -19,16 +19,32 @@ packages=(
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
 )
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# pkg-config files for the engines whose own ones carry flags SwiftPM refuses (and warns about
+# on every build): -pthread from GLib, -D_REENTRANT from SDL2. Each lists only the include
+# and library flags of the real ones; Package.swift names these. Regenerated on every run,
+# so they follow the installed versions.
+pcdir=/usr/local/lib/pkgconfig
+write_pc() {  # name, pkg-config modules...
+  local name=$1; shift
+  local cflags libs
+  cflags=$(pkg-config --cflags-only-I "$@")
+  libs=$(pkg-config --libs-only-L --libs-only-l "$@")
+  printf 'Name: %s\nDescription: PlaybackKit build flags for %s\nVersion: 1\nCflags: %s\nLibs: %s\n' \
+    "$name" "$*" "$cflags" "$libs" | $sudo tee "$pcdir/$name.pc" >/dev/null
+}
+$sudo mkdir -p "$pcdir"
+write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0
+write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
 "$(dirname "$0")/make-fixtures.sh"
