@@ -7,7 +7,7 @@ import FoundationEssentials
 /// Public calls only post work to the queue (or read guarded state) and return. Engine reports
 /// arrive through an `EngineSink` and are handled on the same queue, so events are produced in
 /// one place, in order.
-public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
+public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     // @unchecked: the session variables below are touched only on `queue`; what other threads
     // read lives in `published`, `clock`, `buffer` and `engineSlot`, which are Locked.
 
@@ -207,6 +207,11 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     }
 
     public var events: AsyncStream<PlaybackEvent> { hub.makeStream() }
+
+    public var engineReportedVolume: Float? {
+        guard isPreparedToPlay else { return nil }
+        return engineSlot.get()?.engine.appliedVolume
+    }
 
     // MARK: - For the core's tests
 
@@ -499,8 +504,9 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     }
 }
 
-/// The engine as other threads reach it: for `thumbnail()` only.
+/// The engine as other threads reach it: for `thumbnail()` and `appliedVolume` only.
 private struct ThumbnailSource: @unchecked Sendable {
-    // @unchecked: only `thumbnail()` is called through it, which `PlaybackEngine` allows from any thread.
+    // @unchecked: only `thumbnail()` and `appliedVolume` are used through it, which
+    // `PlaybackEngine` allows from any thread.
     let engine: any PlaybackEngine
 }

@@ -4,6 +4,14 @@ import FoundationEssentials
 ///
 /// Every call returns promptly on any thread; outcomes arrive as events. Calls after
 /// `shutdown()` are harmless no-ops.
+/// A player that can tell what its engine itself reports, beside the values it stores: the
+/// conformance suite reads it to see that a setting reached the engine. `EnginePlayer` (every
+/// built-in backend) conforms; a player that wraps another forwards it.
+public protocol EngineReportingPlayback: MediaPlayback {
+    /// The volume (0...1) the engine reports it applies now; nil when it cannot tell.
+    var engineReportedVolume: Float? { get }
+}
+
 public protocol MediaPlayback: AnyObject, Sendable {
     /// Opens the source; `.preparedToPlay` follows, or `.finished(.playbackError)`.
     func prepareToPlay()

@@ -78,11 +78,18 @@ public protocol PlaybackEngine: AnyObject {
     func close()
     /// The picture on screen now, at natural size; nil without one. Any thread.
     func thumbnail() -> VideoFrame?
+    /// The volume (0...1) the engine itself reports it applies now, read from the engine (its
+    /// property, its mixer), not the value last passed to `setVolume`; nil when it cannot tell
+    /// or nothing is open. Any thread. Default nil.
+    var appliedVolume: Float? { get }
 }
 
 extension PlaybackEngine {
     /// Engines open at the start of the media unless they say otherwise.
     public var opensAtStartPosition: Bool { false }
+
+    /// Engines that cannot read their volume back say nothing.
+    public var appliedVolume: Float? { nil }
 
     /// Opens at the start of the media (engines that cannot open at a position).
     public func open(_ source: MediaSource, options: PlaybackOptions, startingAt start: TimeInterval, sink: EngineSink) {

@@ -87,5 +87,7 @@ public final class FFmpegEngine: PlaybackEngine {
 
     /// The picture on screen, converted to RGBA at natural size now.
     public func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
+    /// The gain the audio mixer applies to every sample.
+    public var appliedVolume: Float? { session.get()?.appliedVolume }
 }
 #endif

@@ -221,6 +221,9 @@ final class FFmpegSession: @unchecked Sendable {
         lock.withLock { volume = Double(min(1, max(0, newVolume))) }
     }
 
+    /// The gain the audio renderer multiplies every sample by.
+    var appliedVolume: Float { lock.withLock { Float(volume) } }
+
     // MARK: - Time
 
     /// Zero-based media seconds of a timestamp in `timeBase`, nil when it has none.

@@ -58,5 +58,7 @@ public final class MPVEngine: PlaybackEngine {
 
     /// The picture on screen now, at natural size; nil for audio only or before a frame.
     public func thumbnail() -> VideoFrame? { current.get()?.thumbnail() }
+    /// mpv's `volume` property (0...100), as 0...1.
+    public var appliedVolume: Float? { current.get()?.appliedVolume }
 }
 #endif

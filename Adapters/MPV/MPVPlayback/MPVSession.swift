@@ -199,6 +199,9 @@ final class MPVSession: @unchecked Sendable {
     /// Sets the volume from 0...1 (mpv's scale is 0...100).
     func setVolume(_ volume: Float) { handle.setDoubleAsync("volume", Double(min(1, max(0, volume))) * 100) }
 
+    /// The volume mpv reports (its `volume` property, 0...100), as 0...1.
+    var appliedVolume: Float? { handle.getDouble("volume").map { Float($0 / 100) } }
+
     /// Applies a scaling mode to a window output.
     func setScalingMode(_ mode: ScalingMode) {
         guard case .window = options.videoOutput else { return }
