@@ -90,9 +90,10 @@ let package = Package(
                 .target(name: "VLCPlayback", condition: .when(traits: ["VLC"])),
             ]),
         .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
+        .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"],
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport"],
             // The release tool carries the Swift runtime inside (as `--static-swift-stdlib`
             // does): 2-4 MiB less resident memory and a faster start than loading the
             // runtime's shared libraries. The static FoundationEssentials needs its two
@@ -104,6 +105,12 @@ let package = Package(
                      "-Xlinker", "-lswiftSynchronization"],
                     .when(configuration: .release)),
             ]),
+
+        // MARK: - The benchmark (a tool of the repository, not a product)
+        .executableTarget(
+            name: "mediaplay-bench",
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport"],
+            path: "Benchmarks/mediaplay-bench"),
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),

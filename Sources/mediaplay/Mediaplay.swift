@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
@@ -18,8 +19,6 @@ struct Mediaplay {
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
                                                      run the conformance suite, print the matrix
-          bench [--backend NAME|all] [--json|--markdown] [--runs N]
-                                                     measure each engine against its own player
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
         """
 
@@ -56,7 +55,6 @@ struct Mediaplay {
             case "info": status = try await info(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
             case "conformance": status = try await conformance(arguments)
-            case "bench": status = try await bench(arguments)
             case "help", "--help", "-h":
                 print(usage)
                 status = 0
@@ -144,21 +142,11 @@ struct Mediaplay {
         return 0
     }
 
-    // MARK: - conformance and bench
+    // MARK: - conformance
 
     /// The fixtures folder of the checkout, made on first use.
     static func fixturesFolder() throws -> URL {
         try FixtureRecipe.make(checkout: packageRoot())
-    }
-
-    /// The checkout this binary was built from (found from the working directory upwards).
-    static func packageRoot() -> URL {
-        var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        while folder.path != "/" {
-            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) { return folder }
-            folder.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }
 
     /// The generated sample `play` uses when no file is given.
@@ -174,9 +162,5 @@ struct Mediaplay {
         return await runConformanceCommand(
             backendName: backend == "all" ? nil : backend, json: arguments.flag("--json"),
             fixtures: fixtures, only: checks.isEmpty ? nil : Set(checks))
-    }
-
-    static func bench(_ arguments: Arguments) async throws -> Int32 {
-        try await runBenchCommand(arguments)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 /// `mediaplay play`: plays to the end with a live time widget on a terminal (plain progress
