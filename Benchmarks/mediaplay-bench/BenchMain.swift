@@ -16,15 +16,8 @@ struct BenchMain {
           time to prepared, seeks, players at once); needs the mediaplay built beside it
         """
 
-    /// Runs the bench on a task and parks the main thread until it exits the process.
-    static func main() {
-        let finished = DispatchSemaphore(value: 0)
-        Task.detached {
-            await run()
-            finished.signal()
-        }
-        finished.wait()
-    }
+    /// Runs the command on a task (see `runCommandLineTool`).
+    static func main() { runCommandLineTool { await run() } }
 
     /// Parses the command line, runs the bench and exits with its status.
     static func run() async {

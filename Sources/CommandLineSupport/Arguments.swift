@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PlaybackKit
 
@@ -99,4 +100,20 @@ package func packageRoot() -> URL {
         folder.deleteLastPathComponent()
     }
     return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+}
+
+/// Runs a command-line tool's `body` on a task and parks the main thread until it is done
+/// (`body` normally exits the process itself).
+///
+/// The main thread waits on a semaphore instead of entering the dispatch main loop (what an
+/// `async` main does), because a main thread that leaves through `pthread_exit`, as the
+/// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing in the
+/// tools uses the main actor or the main queue.
+package func runCommandLineTool(_ body: @escaping @Sendable () async -> Void) {
+    let finished = DispatchSemaphore(value: 0)
+    Task.detached {
+        await body()
+        finished.signal()
+    }
+    finished.wait()
 }

@@ -22,20 +22,8 @@ struct Mediaplay {
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
         """
 
-    /// Runs the command on a task and parks the main thread until it exits the process.
-    ///
-    /// The main thread waits on a semaphore instead of entering the dispatch main loop (what an
-    /// `async` main does), because a main thread that leaves through `pthread_exit`, as the
-    /// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing here
-    /// uses the main actor or the main queue.
-    static func main() {
-        let finished = DispatchSemaphore(value: 0)
-        Task.detached {
-            await run()
-            finished.signal()
-        }
-        finished.wait()
-    }
+    /// Runs the command on a task (see `runCommandLineTool`).
+    static func main() { runCommandLineTool { await run() } }
 
     /// Parses the command line, runs the command and exits with its status.
     static func run() async {
