@@ -278,6 +278,9 @@ func describe(_ event: PlaybackEvent) -> String {
     case .finished(.playbackEnded): "finished(playbackEnded)"
     case .finished(.userExited): "finished(userExited)"
     case .finished(.playbackError(let error)): "finished(playbackError(\(error)))"
+    case .tracksChanged(let tracks): "tracksChanged(\(tracks.map(\.id).joined(separator: ",")))"
+    case .metadataChanged(let metadata): "metadataChanged(\(metadata.tags.count) tags)"
+    case .subtitleChanged(let cue): "subtitleChanged(\(cue.map { "\"\($0.text)\" at \(format($0.start))" } ?? "nil"))"
     }
 }
 

@@ -13,7 +13,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
 
     // MARK: - State other threads read
 
-    private struct Published {
+    struct Published {
         var isShutDown = false
         var isPrepared = false
         var state: PlaybackState = .stopped
@@ -25,15 +25,20 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         var rate: Float = 1
         var volume: Float = 1
         var generation = 0
+        var tracks: [MediaTrack] = []
+        var metadata = MediaMetadata.empty
+        var chapters: [Chapter] = []
+        var currentSubtitle: SubtitleCue?
+        var subtitleDelay: TimeInterval = 0
     }
 
-    private let published = Locked(Published())
-    private let clock: PositionClock
-    private let time: any TimeSource
+    let published = Locked(Published())
+    let clock: PositionClock
+    let time: any TimeSource
     private let buffer = Locked(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
     private let engineSlot: Locked<ThumbnailSource?>
-    private let hub = EventHub()
-    private let queue: DispatchQueue
+    let hub = EventHub()
+    let queue: DispatchQueue
     private let presenter: FramePresenter?
 
     /// The source as resolved.
@@ -43,11 +48,11 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
 
     // MARK: - Session state (queue only)
 
-    private enum Phase { case idle, opening, prepared }
+    enum Phase { case idle, opening, prepared }
     private enum SeekTarget: Equatable { case time(TimeInterval), end }
 
-    private var engine: (any PlaybackEngine)?
-    private var phase = Phase.idle
+    var engine: (any PlaybackEngine)?
+    var phase = Phase.idle
     private var ended = false
     private var wantsPlay = false
     private var pendingSeek: SeekTarget?      // asked for before prepared
@@ -57,6 +62,8 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     private var openedAtStart: TimeInterval?  // a seek before prepare handed to engine.open
     private var stalled = false
     private var openTimeout: ScheduledWork?
+    /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
+    var trackSession = TrackSession()
 
     /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
     public convenience init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
@@ -225,7 +232,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     // MARK: - Queue plumbing
 
     /// Runs `work` on the queue unless the player is shut down.
-    private func post(_ work: @escaping @Sendable (EnginePlayer) -> Void) {
+    func post(_ work: @escaping @Sendable (EnginePlayer) -> Void) {
         guard !published.get().isShutDown else { return }
         queue.async { [self] in
             guard !published.get().isShutDown else { return }
@@ -277,13 +284,14 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             let code: PlaybackError.Code = self.source.isFile ? .engine : .network
             self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
         }
+        let openOptions = optionsForOpening()
         if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
             pendingSeek = nil
             openedAtStart = start
-            engine.open(source, options: options, startingAt: start, sink: sink)
+            engine.open(source, options: openOptions, startingAt: start, sink: sink)
         } else {
             openedAtStart = nil
-            engine.open(source, options: options, sink: sink)
+            engine.open(source, options: openOptions, sink: sink)
         }
     }
 
@@ -301,6 +309,11 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             published.withLock { $0.duration = max(0, seconds) }
             clock.setDuration(seconds)
         case .stalled(let waiting): updateStalled(waiting)
+        case .tracks(let tracks): engineTracksChanged(tracks)
+        case .metadata(let tags): engineMetadataChanged(tags)
+        case .chapters(let chapters): published.withLock { $0.chapters = chapters }
+        case .subtitleCue(let cue): engineSubtitleCue(cue)
+        case .subtitleCuesReset: engineSubtitleCuesReset()
         }
     }
 
@@ -308,6 +321,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         guard phase == .opening, !seekDuringPrepare else { return }
         openTimeout?.cancel()
         openTimeout = nil
+        applyInitialTracks()
         published.withLock { $0.duration = info.duration }
         clock.setDuration(info.duration)
         updateNaturalSize(info.naturalSize, announce: false)
@@ -360,6 +374,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             engine?.play()
             clock.setRunning(true)
         }
+        updateCue()
     }
 
     private func updateNaturalSize(_ size: VideoSize, announce: Bool) {
@@ -440,6 +455,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         clock.setDuration(0)
         clock.jump(to: 0, running: false)
         setLoadState([])
+        resetTracks()
     }
 
     // MARK: - Seeking
@@ -501,6 +517,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         seekInFlight = nil
         clock.jump(to: reached, running: currentState == .playing && !stalled)
         hub.send(.seekCompleted(clock.read()))
+        updateCue()
     }
 }
 

@@ -63,6 +63,28 @@ public protocol MediaPlayback: AnyObject, Sendable {
 
     /// A fresh stream of events for each access; events are delivered in order.
     var events: AsyncStream<PlaybackEvent> { get }
+
+    // MARK: Tracks, subtitles, metadata, chapters
+
+    /// The media's tracks: [] before prepare; complete, with a `.tracksChanged`, before
+    /// `.preparedToPlay`.
+    var tracks: [MediaTrack] { get }
+    /// Plays (audio, video) or shows (subtitle) the track `id` instead of that kind's current
+    /// one; before prepare it is applied at prepare. An unknown id is ignored.
+    func selectTrack(id: String)
+    /// No track of `kind`: no subtitle shown; no sound (the clock still runs); no picture.
+    func deselectTrack(kind: TrackKind)
+    /// Adds an external subtitle file (SRT, ASS/SSA or WebVTT; a file or http(s)) as a new
+    /// track after the others, and selects it.
+    func addSubtitle(url: URL)
+    /// Seconds added to every cue's times (positive: later), for drawn subtitles and cue events.
+    var subtitleDelay: TimeInterval { get set }
+    /// The selected subtitle's cue on screen now.
+    var currentSubtitle: SubtitleCue? { get }
+    /// The media's tags; known when `.preparedToPlay` arrives.
+    var metadata: MediaMetadata { get }
+    /// The chapters in order; [] when the media has none.
+    var chapters: [Chapter] { get }
 }
 
 // MARK: - Async helpers

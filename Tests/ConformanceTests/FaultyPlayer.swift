@@ -286,6 +286,20 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         return picture
     }
 
+    // MARK: - Tracks, subtitles, metadata, chapters
+
+    var tracks: [MediaTrack] { inner.tracks }
+    func selectTrack(id: String) { inner.selectTrack(id: id) }
+    func deselectTrack(kind: TrackKind) { inner.deselectTrack(kind: kind) }
+    func addSubtitle(url: URL) { inner.addSubtitle(url: url) }
+    var subtitleDelay: TimeInterval {
+        get { inner.subtitleDelay }
+        set { inner.subtitleDelay = newValue }
+    }
+    var currentSubtitle: SubtitleCue? { inner.currentSubtitle }
+    var metadata: MediaMetadata { inner.metadata }
+    var chapters: [Chapter] { inner.chapters }
+
     // MARK: - Events
 
     var events: AsyncStream<PlaybackEvent> {

@@ -65,6 +65,7 @@ final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
         case play, pause, close
         case seek(TimeInterval, accurate: Bool)
         case rate(Float), volume(Float), scaling(ScalingMode)
+        case select(TrackKind, String?), addSubtitle(String), subtitleDelay(TimeInterval)
 
         var description: String {
             switch self {
@@ -76,6 +77,9 @@ final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
             case .rate(let r): "rate(\(r))"
             case .volume(let v): "volume(\(v))"
             case .scaling(let m): "scaling(\(m))"
+            case .select(let kind, let id): "select(\(kind), \(id ?? "none"))"
+            case .addSubtitle(let name): "addSubtitle(\(name))"
+            case .subtitleDelay(let d): "subtitleDelay(\(d))"
             }
         }
     }
@@ -105,6 +109,7 @@ final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     var opensAtStartPosition: Bool { canOpenAtStart }
 
     func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+        subtitleNames.set(options.subtitleURLs.map(\.lastPathComponent))
         record(.open(start: nil))
         sinks.withLock { $0.append(sink) }
     }
@@ -121,6 +126,12 @@ final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     func setVolume(_ volume: Float) { record(.volume(volume)) }
     func setScalingMode(_ mode: ScalingMode) { record(.scaling(mode)) }
     func close() { record(.close) }
+    func selectTrack(kind: TrackKind, engineID: String?) { record(.select(kind, engineID)) }
+    func addSubtitle(_ url: URL) { record(.addSubtitle(url.lastPathComponent)) }
+    func setSubtitleDelay(_ seconds: TimeInterval) { record(.subtitleDelay(seconds)) }
+    /// The subtitle files `open` was handed, by name.
+    var openedSubtitles: [String] { subtitleNames.get() }
+    private let subtitleNames = Locked<[String]>([])
     func thumbnail() -> VideoFrame? { nil }
 }
 
@@ -171,12 +182,24 @@ struct ScriptedRig {
     static let info = EngineMediaInfo(duration: 10, naturalSize: VideoSize(width: 320, height: 240),
                                       hasVideo: true, hasAudio: true)
 
-    /// Calls `prepareToPlay()` and has the engine report it opened the media.
-    func prepare(_ info: EngineMediaInfo = ScriptedRig.info) {
+    /// Calls `prepareToPlay()` and has the engine report it opened the media (with `tracks`
+    /// and `tags` first, as engines do).
+    func prepare(_ info: EngineMediaInfo = ScriptedRig.info, tracks: [EngineTrack]? = nil, tags: [String: String]? = nil) {
         player.prepareToPlay()
         settle()
+        if let tracks { engine.sink.tracksChanged(tracks) }
+        if let tags { engine.sink.metadataChanged(tags) }
         engine.sink.prepared(info)
         settle()
+    }
+
+    /// The engine calls that select tracks, so far.
+    var selections: [ScriptedEngine.Call] {
+        engine.calls.filter { if case .select = $0 { true } else { false } }
+    }
+    /// The `.subtitleChanged` events so far.
+    var cueEvents: [SubtitleCue?] {
+        events.compactMap { if case .subtitleChanged(let cue) = $0 { .some(cue) } else { nil } }
     }
 
     /// Prepares, then plays.
