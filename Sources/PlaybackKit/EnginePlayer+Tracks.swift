@@ -28,6 +28,7 @@ struct TrackSession {
 
 extension EnginePlayer {
     public var tracks: [MediaTrack] { published.get().tracks }
+    public var engineReportedTracks: [MediaTrack] { published.get().engineReportedTracks }
     public var metadata: MediaMetadata { published.get().metadata }
     public var chapters: [Chapter] { published.get().chapters }
     public var currentSubtitle: SubtitleCue? { published.get().currentSubtitle }
@@ -177,8 +178,12 @@ extension EnginePlayer {
     /// Publishes the track list; sends `.tracksChanged` when it changed (or always, at prepare).
     private func publishTracks(announce: Bool) {
         let tracks = trackSession.table.tracks
+        let reported = trackSession.table.engineReportedTracks
         let changed = published.withLock { p -> Bool in
-            defer { p.tracks = tracks }
+            defer {
+                p.tracks = tracks
+                p.engineReportedTracks = reported
+            }
             return p.tracks != tracks
         }
         if announce, changed || phase != .prepared { hub.send(.tracksChanged(tracks)) }
@@ -224,6 +229,7 @@ extension EnginePlayer {
         let hadSubtitle = published.withLock { p -> Bool in
             defer {
                 p.tracks = []
+                p.engineReportedTracks = []
                 p.metadata = .empty
                 p.chapters = []
                 p.currentSubtitle = nil

@@ -26,6 +26,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         var volume: Float = 1
         var generation = 0
         var tracks: [MediaTrack] = []
+        var engineReportedTracks: [MediaTrack] = []
         var metadata = MediaMetadata.empty
         var chapters: [Chapter] = []
         var currentSubtitle: SubtitleCue?

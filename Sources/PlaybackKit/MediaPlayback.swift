@@ -10,6 +10,9 @@ import FoundationEssentials
 public protocol EngineReportingPlayback: MediaPlayback {
     /// The volume (0...1) the engine reports it applies now; nil when it cannot tell.
     var engineReportedVolume: Float? { get }
+    /// The tracks with the selection as the engine itself last reported it (`tracks` shows a
+    /// selection as soon as it is asked for).
+    var engineReportedTracks: [MediaTrack] { get }
 }
 
 public protocol MediaPlayback: AnyObject, Sendable {

@@ -184,6 +184,15 @@ struct TrackTable: Equatable {
         }
     }
 
+    /// The contract's tracks with the selection as the engine last reported it.
+    var engineReportedTracks: [MediaTrack] {
+        zip(tracks, engineTracks).map { track, engine in
+            var reported = track
+            reported.isSelected = engine.isSelected
+            return reported
+        }
+    }
+
     /// The contract's tracks: ids "<kind>:<n>" in order; the selection as asked for, else as
     /// the engine reports it.
     var tracks: [MediaTrack] {

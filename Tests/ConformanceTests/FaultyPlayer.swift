@@ -273,6 +273,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     }
 
     var engineReportedVolume: Float? { (inner as? any EngineReportingPlayback)?.engineReportedVolume }
+    var engineReportedTracks: [MediaTrack] { (inner as? any EngineReportingPlayback)?.engineReportedTracks ?? [] }
 
     func thumbnailAtCurrentTime() -> VideoFrame? {
         if fault == .slowThumbnail { Thread.sleep(forTimeInterval: 0.08) }
