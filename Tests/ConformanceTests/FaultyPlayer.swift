@@ -57,6 +57,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case staleThumbnail
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
         case dropsLastColumn
+        /// selectTrack(id:) is dropped.
+        case ignoresTrackSelection
+        /// `.subtitleChanged` reaches the app 300 ms late.
+        case lateCues
     }
 
     let inner: any MediaPlayback
@@ -290,7 +294,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     // MARK: - Tracks, subtitles, metadata, chapters
 
     var tracks: [MediaTrack] { inner.tracks }
-    func selectTrack(id: String) { inner.selectTrack(id: id) }
+    func selectTrack(id: String) {
+        if fault == .ignoresTrackSelection { return }
+        inner.selectTrack(id: id)
+    }
     func deselectTrack(kind: TrackKind) { inner.deselectTrack(kind: kind) }
     func addSubtitle(url: URL) { inner.addSubtitle(url: url) }
     var subtitleDelay: TimeInterval {
@@ -310,6 +317,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             let task = Task {
                 var sizeSeen = false
                 for await event in source {
+                    if fault == .lateCues, case .subtitleChanged = event { try? await Task.sleep(nanoseconds: 300_000_000) }
                     for changed in Self.apply(fault, to: event, sizeSeen: &sizeSeen) { continuation.yield(changed) }
                 }
                 continuation.finish()

@@ -87,6 +87,12 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .dropsLastColumn,
                   sample: ["picture-size.tiny", "picture.frames-order", "picture.natural-size"],
                   mustFail: ["picture-size.tiny", "picture.frames-order"], reasonContains: "expected"),
+        FaultCase(fault: .ignoresTrackSelection,
+                  sample: ["tracks.select-before-prepare", "tracks.table", "metadata.tags"],
+                  mustFail: ["tracks.select-before-prepare"], reasonContains: "selected"),
+        FaultCase(fault: .lateCues,
+                  sample: ["subtitles.embedded", "tracks.table", "chapters.list"],
+                  mustFail: ["subtitles.embedded"], reasonContains: "came at"),
     ]
 }
 

@@ -23,6 +23,7 @@ final class MPVSession: @unchecked Sendable {
     enum Observed: UInt64, CaseIterable {
         case timePos = 1, pause, eofReached, duration, displayWidth, displayHeight
         case cacheState, bufferingState, pausedForCache, streamPosition
+        case trackList, metadata, chapterList, subText
 
         var name: String {
             switch self {
@@ -36,6 +37,10 @@ final class MPVSession: @unchecked Sendable {
             case .bufferingState: "cache-buffering-state"
             case .pausedForCache: "paused-for-cache"
             case .streamPosition: "stream-pos"
+            case .trackList: "track-list"
+            case .metadata: "metadata"
+            case .chapterList: "chapter-list"
+            case .subText: "sub-text"
             }
         }
 
@@ -44,7 +49,7 @@ final class MPVSession: @unchecked Sendable {
             case .timePos, .duration: MPV_FORMAT_DOUBLE
             case .pause, .eofReached, .pausedForCache: MPV_FORMAT_FLAG
             case .displayWidth, .displayHeight, .bufferingState, .streamPosition: MPV_FORMAT_INT64
-            case .cacheState: MPV_FORMAT_NODE
+            case .cacheState, .trackList, .metadata, .chapterList, .subText: MPV_FORMAT_NODE
             }
         }
     }
@@ -90,6 +95,9 @@ final class MPVSession: @unchecked Sendable {
         /// The pause state last asked for (mpv starts paused).
         var pauseRequested = true
         var nextSeekID = MPVSession.seekReplyBase
+        /// A subtitle track is selected (drawn on `.frames` pictures, so thumbnails come from
+        /// the decoder instead).
+        var subtitleSelected = false
     }
 
     private let handle: MPVHandle
@@ -202,6 +210,25 @@ final class MPVSession: @unchecked Sendable {
     /// The volume mpv reports (its `volume` property, 0...100), as 0...1.
     var appliedVolume: Float? { handle.getDouble("volume").map { Float($0 / 100) } }
 
+    // MARK: - Tracks (player queue)
+
+    /// Sets `aid`, `vid` or `sid` (nil: "no").
+    func selectTrack(kind: TrackKind, engineID: String?) {
+        if kind == .subtitle { shared.withLock { $0.subtitleSelected = engineID != nil } }
+        handle.setStringAsync(MPVTracks.property(kind), engineID ?? "no")
+    }
+
+    /// Adds an external subtitle file without selecting it (the player selects it).
+    func addSubtitle(_ url: URL) {
+        MPVTracks.prepareEncoding(of: url, handle: handle)
+        handle.commandAsync(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+    }
+
+    /// mpv's `sub-delay` (it moves drawn subtitles and when `sub-text` changes).
+    func setSubtitleDelay(_ seconds: TimeInterval) {
+        handle.setDoubleAsync("sub-delay", seconds)
+    }
+
     /// Applies a scaling mode to a window output.
     func setScalingMode(_ mode: ScalingMode) {
         guard case .window = options.videoOutput else { return }
@@ -211,7 +238,7 @@ final class MPVSession: @unchecked Sendable {
     /// The picture on screen now: the last drawn one, or else (`.none`, `.window`) a
     /// screenshot of the frame the video output holds.
     func thumbnail() -> VideoFrame? {
-        if renderer != nil { return lastFrame.latest() }
+        if renderer != nil, !shared.get().subtitleSelected { return lastFrame.latest() }
         return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
     }
 
@@ -300,6 +327,10 @@ final class MPVSession: @unchecked Sendable {
         hasVideo = (handle.getString("vid") ?? "no") != "no"
         hasAudio = (handle.getString("aid") ?? "no") != "no"
         duration = max(0, handle.getDouble("duration") ?? 0)
+        for url in options.subtitleURLs {
+            MPVTracks.prepareEncoding(of: url, handle: handle)
+            _ = handle.commandReturningNode(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+        }
         PlaybackLog.log(.debug, "mpv", "file loaded: video \(hasVideo), audio \(hasAudio), duration \(duration)")
     }
 
@@ -459,6 +490,9 @@ final class MPVSession: @unchecked Sendable {
         let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
                                    hasVideo: hasVideo, hasAudio: hasAudio)
         PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
+        reportTracks()
+        sink.metadataChanged(MPVTracks.tags(handle))
+        sink.chaptersChanged(MPVTracks.chapters(handle))
         sink.prepared(info)
     }
 
@@ -506,12 +540,27 @@ final class MPVSession: @unchecked Sendable {
         case .pausedForCache:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
             if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
+        case .trackList:
+            if prepared { reportTracks() }
+        case .metadata:
+            if prepared { sink.metadataChanged(MPVTracks.tags(handle)) }
+        case .chapterList:
+            if prepared { sink.chaptersChanged(MPVTracks.chapters(handle)) }
+        case .subText:
+            if prepared, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
         case .streamPosition:
             guard property.format == MPV_FORMAT_INT64, let data else { return }
             // Bytes read so far: the furthest the stream has been read to.
             buffer.bytesTransferred = max(buffer.bytesTransferred, data.load(as: Int64.self))
             reportBuffer()
         }
+    }
+
+    /// Reports mpv's track list, and notes whether a subtitle is shown.
+    private func reportTracks() {
+        let tracks = MPVTracks.engineTracks(handle)
+        shared.withLock { $0.subtitleSelected = tracks.contains { $0.kind == .subtitle && $0.isSelected } }
+        sink.tracksChanged(tracks)
     }
 
     private func reportBuffer() {
