@@ -92,7 +92,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
                   mustFail: ["tracks.select-before-prepare"], reasonContains: "selected"),
         FaultCase(fault: .lateCues,
                   sample: ["subtitles.embedded", "tracks.table", "chapters.list"],
-                  mustFail: ["subtitles.embedded"], reasonContains: "came at"),
+                  mustFail: ["subtitles.embedded"], reasonContains: "SubRip"),
     ]
 }
 
