@@ -40,6 +40,14 @@ let package = Package(
             name: "PictureConversion",
             dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["FFmpeg", "VLC"]))]),
 
+        // MARK: - Subtitle cues read with libavformat, for engines that do not give their text
+        .systemLibrary(
+            name: "CSubtitleCodec", path: "Sources/CSubtitleCodec", pkgConfig: "libavformat libavcodec libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        .target(
+            name: "SubtitleCues",
+            dependencies: ["PlaybackKit", .target(name: "CSubtitleCodec", condition: .when(traits: ["VLC", "GStreamer"]))]),
+
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
@@ -114,7 +122,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
-        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion"]),
+        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "SubtitleCues"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
