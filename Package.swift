@@ -40,13 +40,14 @@ let package = Package(
             name: "PictureConversion",
             dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["FFmpeg", "VLC"]))]),
 
-        // MARK: - Subtitle cues read with libavformat, for engines that do not give their text
+        // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
+        // engines whose own model does not say
         .systemLibrary(
-            name: "CSubtitleCodec", path: "Sources/CSubtitleCodec", pkgConfig: "libavformat libavcodec libavutil",
+            name: "CMediaProbe", path: "Sources/CMediaProbe", pkgConfig: "libavformat libavcodec libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .target(
-            name: "SubtitleCues",
-            dependencies: ["PlaybackKit", .target(name: "CSubtitleCodec", condition: .when(traits: ["VLC", "GStreamer"]))]),
+            name: "MediaProbe",
+            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer"]))]),
 
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
@@ -122,7 +123,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
-        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "SubtitleCues"]),
+        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "MediaProbe"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),

@@ -1,7 +1,7 @@
 #if VLC || GStreamer
 import Foundation
 import PlaybackKit
-@testable import SubtitleCues
+@testable import MediaProbe
 import Testing
 
 /// The shared cue reader on the fixtures' subtitle files and the film's embedded tracks.

@@ -1,5 +1,5 @@
 #if VLC || GStreamer
-internal import CSubtitleCodec
+internal import CMediaProbe
 import FoundationEssentials
 import PlaybackKit
 

@@ -1,7 +1,7 @@
-#ifndef PLAYBACKKIT_CSUBTITLECODEC_SHIM_H
-#define PLAYBACKKIT_CSUBTITLECODEC_SHIM_H
-// libavformat and libavcodec for reading subtitle cues (SubtitleCues), for engines that show
-// subtitles but do not hand out their text.
+#ifndef PLAYBACKKIT_CMEDIAPROBE_SHIM_H
+#define PLAYBACKKIT_CMEDIAPROBE_SHIM_H
+// libavformat and libavcodec for what a file holds (MediaProbe: streams, tags, subtitle cues),
+// for engines whose own model does not say.
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/dict.h>
