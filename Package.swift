@@ -63,10 +63,11 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
             // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
-            // libswresample, libavutil, sdl2 and x11 (without SDL2's -D_REENTRANT).
+            // libswresample, libavutil, sdl2, x11 and libass (without SDL2's -D_REENTRANT).
             pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
-                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
+                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev",
+                              "libass-dev"])]),
         .target(
             name: "FFmpegPlayback",
             dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"])),

@@ -9,9 +9,10 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
   gstreamer1.0-tools
-  # FFmpeg engine: the libraries, SDL2 audio, X11 for window output
+  # FFmpeg engine: the libraries, SDL2 audio, X11 for window output, libass (and the DejaVu
+  # fonts fontconfig finds) for drawn subtitles
   libavformat-dev libavcodec-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev
-  libsdl2-dev libx11-dev
+  libsdl2-dev libx11-dev libass-dev fonts-dejavu-core
   # libmpv and its player
   libmpv-dev mpv
   # libVLC 3 and its player
@@ -45,6 +46,6 @@ write_pc() {  # name, pkg-config modules...
 }
 $sudo mkdir -p "$pcdir"
 write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0
-write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11
+write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11 libass
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
 "$(dirname "$0")/make-fixtures.sh"

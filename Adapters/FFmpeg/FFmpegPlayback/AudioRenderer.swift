@@ -165,7 +165,10 @@ final class AudioRenderer: @unchecked Sendable {
     /// and sets the master clock to the media time of the first one.
     func fill(_ out: UnsafeMutablePointer<UInt8>, _ length: Int) {
         let wall = monotonicSeconds()
-        let (currentSerial, volume) = session.lock.withLock { (session.serial, session.volume) }
+        // Deselected audio plays on as silence, so the clock keeps following it.
+        let (currentSerial, volume) = session.lock.withLock {
+            (session.audioSerial, session.audioMuted ? 0 : session.volume)
+        }
         if chunkSerial != currentSerial { pendingBytes = 0 }
         let bytesPerSecond = Double(resampler.outputRate) * Double(resampler.bytesPerSampleFrame)
         var written = 0
@@ -253,12 +256,12 @@ final class AudioRenderer: @unchecked Sendable {
 // MARK: - The session's side of audio output
 
 extension FFmpegSession {
-    /// Moves the next current-serial audio frame into `frame`; nil when there is none or
+    /// Moves the next current-audio-serial audio frame into `frame`; nil when there is none or
     /// playback is paused.
     func takeAudioFrame(into frame: UnsafeMutablePointer<AVFrame>) -> (time: Double, rate: Double, serial: Int)? {
         lock.withLock {
             var dropped = false
-            while let slot = audioFrames.peek(), slot.serial != serial {
+            while let slot = audioFrames.peek(), slot.serial != audioSerial {
                 audioFrames.pop(into: nil)
                 dropped = true
             }
@@ -275,8 +278,8 @@ extension FFmpegSession {
     func audioPlayed(time: Double?, rate frameRate: Double, serial frameSerial: Int, at wall: Double, pending: Bool) {
         lock.withLock {
             audioOutputBusy = pending
-            guard let time, frameSerial == serial, !paused, prepared, !stalled, seekInProgress == nil else {
-                if !pending, audioFrames.isEmpty, audioDecoderFinished == serial { presenterWake.broadcast() }
+            guard let time, frameSerial == audioSerial, !paused, prepared, !stalled, seekInProgress == nil else {
+                if !pending, audioFrames.isEmpty, audioDecoderFinished == audioSerial { presenterWake.broadcast() }
                 return
             }
             clock.set(time, at: wall, speed: frameRate)

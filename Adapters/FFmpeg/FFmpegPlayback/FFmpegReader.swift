@@ -36,6 +36,10 @@ extension FFmpegSession {
                         seekRequest = nil
                         return .seek(request)
                     }
+                    if !trackRequests.isEmpty {
+                        defer { trackRequests = [] }
+                        return .switchTracks(trackRequests)
+                    }
                     if !readerAtEnd && !queuesFull { return .read }
                     if statusStale { return .report }
                     lock.wait(readerWake)
@@ -49,6 +53,9 @@ extension FFmpegSession {
             case .report:
                 statusStale = false
                 reportBuffer(format: format)
+                continue
+            case .switchTracks(let requests):
+                carryOutTrackRequests(requests, in: format)
                 continue
             case .read: break
             }
@@ -89,6 +96,14 @@ extension FFmpegSession {
                 continue
             }
             failingSince = nil
+            if format.context.pointee.event_flags & AVFMT_EVENT_FLAG_METADATA_UPDATED != 0 {
+                format.context.pointee.event_flags &= ~AVFMT_EVENT_FLAG_METADATA_UPDATED
+                sink.metadataChanged(metadataTags(format))
+            }
+            if takeSubtitlePacket(packet) || skipsUntilKeyframe(packet) {
+                lock.withLock { packetPool.give(packet) }
+                continue
+            }
             if let hunt = keyframeHunt, packet.pointee.stream_index == videoStreamIndex {
                 switch hunt.verdict(on: packet.pointee, time: mediaTime(packet.pointee.pts, videoTimeBase)) {
                 case .skip:
@@ -116,7 +131,18 @@ extension FFmpegSession {
 
     /// What the read thread does next.
     private enum ReaderStep {
-        case stop, seek(SeekRequest), report, read
+        case stop, seek(SeekRequest), report, switchTracks([TrackRequest]), read
+    }
+
+    /// True for a packet of the video stream just switched to that comes before its first
+    /// keyframe (a decoder cannot start there).
+    private func skipsUntilKeyframe(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
+        guard videoAwaitingKeyframe, packet.pointee.stream_index == videoStreamIndex else { return false }
+        if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
+            videoAwaitingKeyframe = false
+            return false
+        }
+        return true
     }
 
     /// Seconds a network source may keep failing to read before playback fails.
@@ -147,6 +173,7 @@ extension FFmpegSession {
         if context.pointee.start_time != pk_av_nopts_value() {
             startTime = Double(context.pointee.start_time) / Double(pk_av_time_base())
         }
+        containerStartTime = startTime
         if context.pointee.duration != pk_av_nopts_value(), context.pointee.duration > 0 {
             duration = Double(context.pointee.duration) / Double(pk_av_time_base())
         }
@@ -164,11 +191,17 @@ extension FFmpegSession {
         if videoIndex >= 0 {
             let stream = input.stream(videoIndex)
             do throws(PlaybackError) {
-                videoDecoder = try CodecDecoder(stream: stream)
-                videoStreamIndex = videoIndex
-                videoTimeBase = stream.pointee.time_base
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 if guessed.num > 0, guessed.den > 0 { videoFrameDuration = Double(guessed.den) / Double(guessed.num) }
+                videoDecoder = try CodecDecoder(stream: stream, frameDuration: videoFrameDuration)
+                videoStreamIndex = videoIndex
+                videoTimeBase = stream.pointee.time_base
+                if stream.pointee.start_time != pk_av_nopts_value() {
+                    // Muxers shift every stream by the audio encoder's delay (AAC's priming):
+                    // a first picture within a frame of the container's start is the start.
+                    let videoStart = Double(stream.pointee.start_time) * pk_av_q2d(videoTimeBase)
+                    if videoStart > startTime, videoStart - startTime < videoFrameDuration { startTime = videoStart }
+                }
                 videoAspect = av_guess_sample_aspect_ratio(context, stream, nil)
                 naturalSize = Self.displaySize(width: stream.pointee.codecpar.pointee.width,
                                                height: stream.pointee.codecpar.pointee.height,
@@ -193,6 +226,8 @@ extension FFmpegSession {
         for index in 0..<Int32(context.pointee.nb_streams) where index != videoStreamIndex && index != audioStreamIndex {
             input.stream(index).pointee.discard = AVDISCARD_ALL
         }
+        // Except the ones a track switch may need, and the subtitles.
+        openTracks(input)
     }
 
     /// The display size of `width`x`height` storage pixels with the sample aspect applied.
@@ -243,11 +278,17 @@ extension FFmpegSession {
                 videoPacketsReady.broadcast()
             } else if index == audioStreamIndex {
                 let seconds = Double(packet.pointee.duration) * pk_av_q2d(audioTimeBase)
-                if let time = mediaTime(packet.pointee.pts, audioTimeBase) {
-                    audioPackets.lastQueuedTime = max(audioPackets.lastQueuedTime, time + max(0, seconds))
-                }
-                audioPackets.put(packet, serial: serial, packetDuration: max(0, seconds))
+                let end = mediaTime(packet.pointee.pts, audioTimeBase).map { $0 + max(0, seconds) }
+                if let end { audioPackets.lastQueuedTime = max(audioPackets.lastQueuedTime, end) }
+                audioPackets.put(packet, serial: audioSerial, packetDuration: max(0, seconds), endTime: end)
                 audioPacketsReady.broadcast()
+            } else if idleAudioPackets[index] != nil, let format {
+                // Kept for a switch to it, from the position on.
+                let timeBase = format.stream(index).pointee.time_base
+                let seconds = max(0, Double(packet.pointee.duration) * pk_av_q2d(timeBase))
+                let end = mediaTime(packet.pointee.pts, timeBase).map { $0 + seconds }
+                idleAudioPackets[index]!.put(packet, serial: audioSerial, packetDuration: seconds, endTime: end)
+                if seekInProgress == nil { idleAudioPackets[index]!.dropPackets(endingBefore: clock.now(), into: packetPool) }
             } else {
                 packetPool.give(packet)
             }
@@ -264,7 +305,7 @@ extension FFmpegSession {
                 videoPacketsReady.broadcast()
             }
             if hasAudio {
-                audioPackets.put(nil, serial: serial, packetDuration: 0)
+                audioPackets.put(nil, serial: audioSerial, packetDuration: 0)
                 audioPacketsReady.broadcast()
             }
             presenterWake.broadcast()
@@ -293,17 +334,21 @@ extension FFmpegSession {
         lock.withLock {
             videoPackets.flush(into: packetPool)
             audioPackets.flush(into: packetPool)
+            for index in idleAudioPackets.keys { idleAudioPackets[index]!.flush(into: packetPool) }
             videoFrames.flush()
             audioFrames.flush()
             serial += 1
+            audioSerial += 1
             videoPackets.lastQueuedTime = request.target
             audioPackets.lastQueuedTime = request.target
             seekInProgress = SeekInProgress(serial: serial, target: request.target, accurate: request.accurate)
             discardBefore = request.accurate ? (serial, request.target) : nil
+            audioDiscardBefore = request.accurate ? (audioSerial, request.target) : nil
             readerAtEnd = false
             endedReported = false
             wakeAll()
         }
+        restartSubtitles(at: request.target)
         guard hasVideo else { return nil }
         return KeyframeHunt(request: request, lead: lead, tolerance: videoFrameDuration / 2)
     }

@@ -97,11 +97,24 @@ final class FormatInput {
 
 // MARK: - Decoder
 
-/// An opened `AVCodecContext` for one stream, with decoder threads enabled.
+/// An opened `AVCodecContext` for one stream, with decoder threads enabled, and the facts of
+/// that stream its user needs (so a decoder thread never reads the demuxer's streams).
 final class CodecDecoder {
     let context: UnsafeMutablePointer<AVCodecContext>
+    /// The index of the stream it decodes.
+    let streamIndex: Int32
+    /// The stream's time base (of its packets and frames).
+    let timeBase: AVRational
+    /// Seconds a picture lasts when its timestamps do not say (video; 0 otherwise).
+    let frameDuration: Double
 
-    init(stream: UnsafeMutablePointer<AVStream>) throws(PlaybackError) {
+    /// Opens the decoder of `stream`; a text subtitle decoder converts from
+    /// `characterEncoding` (an iconv name) to UTF-8 when one is given.
+    init(stream: UnsafeMutablePointer<AVStream>, frameDuration: Double = 0,
+         characterEncoding: String? = nil) throws(PlaybackError) {
+        streamIndex = stream.pointee.index
+        timeBase = stream.pointee.time_base
+        self.frameDuration = frameDuration
         let parameters = stream.pointee.codecpar!
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
@@ -116,6 +129,7 @@ final class CodecDecoder {
             context.pointee.pkt_timebase = stream.pointee.time_base
             var options: OpaquePointer?
             av_dict_set(&options, "threads", "auto", 0)
+            if let characterEncoding { av_dict_set(&options, "sub_charenc", characterEncoding, 0) }
             status = avcodec_open2(context, codec, &options)
             av_dict_free(&options)
         }
