@@ -47,7 +47,7 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .target(
             name: "MediaProbe",
-            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer"]))]),
+            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer", "MPV"]))]),
 
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
@@ -78,7 +78,8 @@ let package = Package(
             providers: [.apt(["libmpv-dev"])]),
         .target(
             name: "MPVPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"]))],
+            dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",

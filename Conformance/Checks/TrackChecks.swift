@@ -8,8 +8,8 @@ enum TrackFixtures {
     /// film.mkv's tracks at prepare with no selection and no preference.
     static let film: [MediaTrack] = [
         MediaTrack(id: "video:0", kind: .video, codec: "h264", isDefault: true, isSelected: true),
-        MediaTrack(id: "audio:0", kind: .audio, title: "English", language: "eng", codec: "aac", isDefault: true, isSelected: true),
-        MediaTrack(id: "audio:1", kind: .audio, title: "Français", language: "fre", codec: "aac"),
+        MediaTrack(id: "audio:0", kind: .audio, title: "English", language: "eng", codec: "flac", isDefault: true, isSelected: true),
+        MediaTrack(id: "audio:1", kind: .audio, title: "Français", language: "fre", codec: "flac"),
         MediaTrack(id: "subtitle:0", kind: .subtitle, title: "English", language: "eng", codec: "subrip"),
         MediaTrack(id: "subtitle:1", kind: .subtitle, title: "Français", language: "fre", codec: "ass"),
     ]

@@ -1,4 +1,4 @@
-#if VLC || GStreamer
+#if VLC || GStreamer || MPV
 internal import CMediaProbe
 import FoundationEssentials
 import PlaybackKit

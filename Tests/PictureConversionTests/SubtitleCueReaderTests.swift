@@ -1,4 +1,4 @@
-#if VLC || GStreamer
+#if VLC || GStreamer || MPV
 import Foundation
 import PlaybackKit
 @testable import MediaProbe

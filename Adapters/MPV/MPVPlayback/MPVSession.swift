@@ -1,6 +1,8 @@
 #if MPV
 import CMPV
+import Dispatch
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer (for
@@ -98,6 +100,9 @@ final class MPVSession: @unchecked Sendable {
         /// A subtitle track is selected (drawn on `.frames` pictures, so thumbnails come from
         /// the decoder instead).
         var subtitleSelected = false
+        /// The mpv id of the selected subtitle track whose cues were read from its file (see
+        /// `readCues`); nil: cues come from `sub-text` as mpv shows them.
+        var cuesReadFor: String?
     }
 
     private let handle: MPVHandle
@@ -547,7 +552,9 @@ final class MPVSession: @unchecked Sendable {
         case .chapterList:
             if prepared { sink.chaptersChanged(MPVTracks.chapters(handle)) }
         case .subText:
-            if prepared, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
+            // Only when the cues could not be read ahead (remote media): mpv changes sub-text
+            // when it shows a frame, up to a frame after the cue's time.
+            if prepared, shared.get().cuesReadFor == nil, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
         case .streamPosition:
             guard property.format == MPV_FORMAT_INT64, let data else { return }
             // Bytes read so far: the furthest the stream has been read to.
@@ -561,6 +568,29 @@ final class MPVSession: @unchecked Sendable {
         let tracks = MPVTracks.engineTracks(handle)
         shared.withLock { $0.subtitleSelected = tracks.contains { $0.kind == .subtitle && $0.isSelected } }
         sink.tracksChanged(tracks)
+        readCues()
+    }
+
+    /// Reads every cue of the selected subtitle track from its file ahead of time (local media
+    /// and files), on a utility queue, so that the player's cue clock announces each at its
+    /// time; reports them unless another track was selected meanwhile.
+    private func readCues() {
+        let cueSource = MPVTracks.cueSource(handle, media: source)
+        let current = shared.get().cuesReadFor
+        guard cueSource?.id != current else { return }
+        shared.withLock { $0.cuesReadFor = cueSource?.id }
+        guard let cueSource else { return }
+        let sink = sink, shared = shared
+        DispatchQueue.global(qos: .utility).async {
+            guard let cues = try? SubtitleCueReader.cues(in: cueSource.url, subtitleIndex: cueSource.subtitleIndex) else {
+                // Unreadable here (a format only mpv reads): cues come from sub-text instead.
+                shared.withLock { if $0.cuesReadFor == cueSource.id { $0.cuesReadFor = nil } }
+                return
+            }
+            guard shared.get().cuesReadFor == cueSource.id else { return }
+            sink.subtitleCuesReset()
+            for cue in cues { sink.subtitleCue(cue) }
+        }
     }
 
     private func reportBuffer() {

@@ -25,6 +25,24 @@ enum MPVTracks {
         }
     }
 
+    /// Where the cues of the selected subtitle track can be read ahead: the media itself and
+    /// the track's place among its embedded subtitle streams, or the external file; nil when
+    /// none is selected or the source is not a local file.
+    static func cueSource(_ handle: MPVHandle, media: MediaSource) -> (url: URL, subtitleIndex: Int, id: String)? {
+        guard case .array(let entries)? = handle.getValue("track-list") else { return nil }
+        let subtitles = entries.filter { $0["type"]?.string == "sub" }
+        guard let selected = subtitles.first(where: { flag($0["selected"]) }), let id = selected["id"]?.int else { return nil }
+        if flag(selected["external"]) {
+            guard let file = selected["external-filename"]?.string else { return nil }
+            let url = file.hasPrefix("/") ? URL(fileURLWithPath: file) : (URL(string: file) ?? URL(fileURLWithPath: file))
+            return url.isFileURL ? (url, 0, "\(id)") : nil
+        }
+        guard media.isFile else { return nil }
+        let embedded = subtitles.filter { !flag($0["external"]) }.sorted { ($0["ff-index"]?.int ?? 0) < ($1["ff-index"]?.int ?? 0) }
+        guard let place = embedded.firstIndex(where: { $0["id"]?.int == id }) else { return nil }
+        return (media.url, place, "\(id)")
+    }
+
     /// `track-list` as engine tracks: embedded ones in the container's stream order
     /// (`ff-index`), then external files in the order they were added (mpv's ids grow).
     static func engineTracks(_ handle: MPVHandle) -> [EngineTrack] {
