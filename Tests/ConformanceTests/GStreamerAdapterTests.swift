@@ -346,6 +346,38 @@ struct GStreamerAdapterTests {
         #expect(abs(ratio - 2) < 0.25, "ratio \(ratio)")
     }
 
+    @Test("a seek and a rate change (done with a seek) in either order: one completion at the target, then the new rate")
+    func seekAndRateChange() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        player.play()
+        try await log.waitFor(".playing", timeout: 5) { $0 == .playbackStateChanged(.playing) }
+        for (rate, target) in [(Float(2), 2.0), (Float(1), 6.0)] {
+            let mark = log.mark
+            if rate == 2 {
+                // The rate seek is in flight when the seek comes.
+                player.playbackRate = rate
+                player.currentPlaybackTime = target
+            } else {
+                // The seek is in flight when the rate changes.
+                player.currentPlaybackTime = target
+                player.playbackRate = rate
+            }
+            let reached = try await log.waitForSeekCompleted(since: mark)
+            #expect(abs(reached - target) < 0.05, "rate \(rate): landed at \(reached), asked for \(target)")
+            #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > target + 0.3 })
+            let first = try #require(player.thumbnailAtCurrentTime())
+            let wallStart = Date()
+            try await Task.sleep(for: .seconds(1))  // the interval being measured
+            let last = try #require(player.thumbnailAtCurrentTime())
+            let pace = (last.presentationTime - first.presentationTime) / Date().timeIntervalSince(wallStart)
+            #expect(abs(pace - Double(rate)) < 0.2 * Double(rate), "rate \(rate): the picture advanced at \(pace)x")
+            let completions = log.events(since: mark).filter { if case .seekCompleted = $0 { true } else { false } }
+            #expect(completions.count == 1, "rate \(rate): \(completions)")
+        }
+    }
+
     @Test("buffer figures: bytes read and playable duration")
     func bufferFigures() async throws {
         let (player, log) = try gstPlayer("short.mp4")
