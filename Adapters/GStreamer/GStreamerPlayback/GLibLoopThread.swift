@@ -77,7 +77,7 @@ final class GLibLoopThread: @unchecked Sendable {
         let box = Unmanaged.passRetained(WorkBox({ _ = tick() }, repeating: tick)).toOpaque()
         g_source_set_callback(source, { data in
             let box = Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue()
-            return box.repeating?() == true ? pk_g_source_continue() : pk_g_source_remove()
+            return box.handedOver().repeating?() == true ? pk_g_source_continue() : pk_g_source_remove()
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
         g_source_attach(source, context)
         return LoopTimer(source)
@@ -90,7 +90,7 @@ final class GLibLoopThread: @unchecked Sendable {
         g_source_set_priority(source, 0)  // G_PRIORITY_DEFAULT: in step with bus messages
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         g_source_set_callback(source, { data in
-            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().handedOver().work()
             return pk_g_source_remove()
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
         g_source_attach(source, context)
@@ -132,12 +132,26 @@ final class LoopTimer {
 }
 
 /// A closure carried through a C `gpointer`.
+///
+/// It is made on one thread and run on the loop thread; GLib orders the two with its own
+/// futex-based locks, which the thread sanitizer cannot see, so the box takes a mutex of its
+/// own on both sides (`init`, `handedOver`): the ordering is then visible, and the sanitizer
+/// keeps watching everything the work touches.
 private final class WorkBox {
     let work: () -> Void
     let repeating: (() -> Bool)?
+    private let handoff = MutexLock()
+
     init(_ work: @escaping () -> Void, repeating: (() -> Bool)? = nil) {
         self.work = work
         self.repeating = repeating
+        handoff.withLock {}
+    }
+
+    /// The box, read on the loop thread after the thread that made it let go of `handoff`.
+    func handedOver() -> WorkBox {
+        handoff.withLock {}
+        return self
     }
 }
 #endif
