@@ -61,6 +61,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case ignoresTrackSelection
         /// `.subtitleChanged` reaches the app 300 ms late.
         case lateCues
+        /// metadata has no tags.
+        case dropsMetadata
+        /// Every chapter starts and ends half a second late.
+        case shiftsChapters
     }
 
     let inner: any MediaPlayback
@@ -305,8 +309,11 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         set { inner.subtitleDelay = newValue }
     }
     var currentSubtitle: SubtitleCue? { inner.currentSubtitle }
-    var metadata: MediaMetadata { inner.metadata }
-    var chapters: [Chapter] { inner.chapters }
+    var metadata: MediaMetadata { fault == .dropsMetadata ? .empty : inner.metadata }
+    var chapters: [Chapter] {
+        guard fault == .shiftsChapters else { return inner.chapters }
+        return inner.chapters.map { Chapter(title: $0.title, start: $0.start + 0.5, end: $0.end.map { $0 + 0.5 }) }
+    }
 
     // MARK: - Events
 

@@ -93,6 +93,12 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .lateCues,
                   sample: ["subtitles.embedded", "tracks.table", "chapters.list"],
                   mustFail: ["subtitles.embedded"], reasonContains: "SubRip"),
+        FaultCase(fault: .dropsMetadata,
+                  sample: ["metadata.tags", "chapters.list"],
+                  mustFail: ["metadata.tags"], reasonContains: "metadata is"),
+        FaultCase(fault: .shiftsChapters,
+                  sample: ["chapters.list", "metadata.tags"],
+                  mustFail: ["chapters.list"], reasonContains: "differs from"),
     ]
 }
 
