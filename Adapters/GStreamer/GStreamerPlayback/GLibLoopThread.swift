@@ -134,23 +134,24 @@ final class LoopTimer {
 /// A closure carried through a C `gpointer`.
 ///
 /// It is made on one thread and run on the loop thread; GLib orders the two with its own
-/// futex-based locks, which the thread sanitizer cannot see, so the box takes a mutex of its
-/// own on both sides (`init`, `handedOver`): the ordering is then visible, and the sanitizer
-/// keeps watching everything the work touches.
+/// futex-based locks, which the thread sanitizer cannot see, so both sides also take one mutex
+/// (`init`, `handedOver`): the ordering is then visible, and the sanitizer keeps watching
+/// everything the work touches. (A mutex shared by every box: one inside the box would itself
+/// be read before it is taken.)
 private final class WorkBox {
     let work: () -> Void
     let repeating: (() -> Bool)?
-    private let handoff = MutexLock()
+    private static let handoff = MutexLock()
 
     init(_ work: @escaping () -> Void, repeating: (() -> Bool)? = nil) {
         self.work = work
         self.repeating = repeating
-        handoff.withLock {}
+        Self.handoff.withLock {}
     }
 
     /// The box, read on the loop thread after the thread that made it let go of `handoff`.
     func handedOver() -> WorkBox {
-        handoff.withLock {}
+        Self.handoff.withLock {}
         return self
     }
 }
