@@ -39,6 +39,8 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     public let source: MediaSource
     /// The options the player was made with.
     public let options: PlaybackOptions
+    /// The backend's name, as the player was made with it (`label`).
+    public let backendName: String
 
     // MARK: - Session state (queue only)
 
@@ -57,8 +59,10 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     private var stalled = false
     private var openTimeout: DispatchWorkItem?
 
-    /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
+    /// A player driving `engine` on `source`. `label` is the backend's name: what
+    /// `backendName` reports, and the name of the player's queue.
     public init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+        self.backendName = label
         self.engine = engine
         self.engineSlot = Locked(ThumbnailSource(engine: engine))
         self.source = MediaSource(url)

@@ -184,6 +184,7 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     var bufferingProgress: Int { inner.bufferingProgress }
     var numberOfBytesTransferred: Int64 { inner.numberOfBytesTransferred }
     var naturalSize: VideoSize { inner.naturalSize }
+    var backendName: String { inner.backendName }
 
     var scalingMode: ScalingMode {
         get { inner.scalingMode }
