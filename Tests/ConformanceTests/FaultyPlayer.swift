@@ -43,6 +43,11 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         /// play() reaches the real player 0.5 s late, as an engine that prerolls on every
         /// start would: nothing moves for half a second after play().
         case slowStart
+        /// backendName is "", as a player that does not know which engine it drives.
+        case namesNoBackend
+        /// A player that fails (`.finished(.playbackError)`) starts a thread that outlives it
+        /// (by 5 minutes), as an engine whose failed open leaves its reader running.
+        case leaksAThreadWhenItFails
     }
 
     let inner: any MediaPlayback
@@ -88,7 +93,17 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         if fault == .leaksAThreadPerPlayer {
             Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
         }
-        return FaultyPlayer(wrapping: try backend.makePlayer(url: url, options: options), fault: fault)
+        let inner = try backend.makePlayer(url: url, options: options)
+        if fault == .leaksAThreadWhenItFails {
+            let events = inner.events
+            Task {
+                for await event in events {
+                    guard case .finished(.playbackError) = event else { continue }
+                    Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
+                }
+            }
+        }
+        return FaultyPlayer(wrapping: inner, fault: fault)
     }
 
     init(wrapping inner: any MediaPlayback, fault: Fault) {
@@ -184,7 +199,7 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     var bufferingProgress: Int { inner.bufferingProgress }
     var numberOfBytesTransferred: Int64 { inner.numberOfBytesTransferred }
     var naturalSize: VideoSize { inner.naturalSize }
-    var backendName: String { inner.backendName }
+    var backendName: String { fault == .namesNoBackend ? "" : inner.backendName }
 
     var scalingMode: ScalingMode {
         get { inner.scalingMode }
