@@ -244,11 +244,13 @@ final class CheckContext: Sendable {
     }
 
     /// A play queue of `urls` over `backends` (nil: the backend under test alone), with null
-    /// audio and no picture, shut down by clean-up.
-    func queue(_ urls: [URL], trying backends: [any PlaybackBackend]? = nil) throws -> PlaybackQueue {
+    /// audio and no picture (or the pictures at natural size into `frames`), shut down by
+    /// clean-up.
+    func queue(_ urls: [URL], trying backends: [any PlaybackBackend]? = nil, frames: FrameCollector? = nil) throws -> PlaybackQueue {
         guard !closed.get() else { throw CancellationError() }
-        let queue = PlaybackQueue(urls: urls, trying: backends ?? [backendUnderTest],
-                                  options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let frames { options.videoOutput = .frames(viewport: nil, handler: frames.handler) }
+        let queue = PlaybackQueue(urls: urls, trying: backends ?? [backendUnderTest], options: options)
         queues.withLock { $0.append(queue) }
         return queue
     }

@@ -9,7 +9,7 @@ import PlaybackKit
 /// `nearEnd` seconds before the end.
 enum QueueChecks {
     /// The queue checks, in the order they run.
-    static let all: [Check] = [gapless, repeatOne, repeatAll, nextPrevious, skipsFailing]
+    static let all: [Check] = [gapless, pictures, repeatOne, repeatAll, nextPrevious, skipsFailing]
 
     /// The longest gap allowed at an item boundary.
     static let gapLimit: TimeInterval = 0.1
@@ -48,6 +48,37 @@ enum QueueChecks {
         try expect(gaps.count == 2, "expected 2 boundaries, measured \(gaps.count): \(gaps)")
         let long = gaps.enumerated().filter { $0.element.seconds > gapLimit }
         try expect(long.isEmpty, "gaps at the boundaries: \(gaps.map(\.description).joined(separator: ", ")), limit \(Int(gapLimit * 1000)) ms (sampled every \(Int((gaps.map(\.resolution).max() ?? 0) * 1000)) ms at most)")
+    }
+
+    // MARK: - queue.pictures
+
+    static let pictures = Check(
+        "queue.pictures",
+        "with a .frames output, the item prepared ahead shows nothing while the one before plays: every picture before .itemChanged(1) is short.mp4's (320x240, frame numbers rising), and anamorphic.mp4's (480x240) start at its frame 0 once it is current"
+    ) { context in
+        let frames = FrameCollector()
+        let queue = try context.queue(try ["short.mp4", "anamorphic.mp4"].map(context.fixture), frames: frames)
+        let recorder = QueueRecorder(queue)
+        queue.play()
+        try await recorder.waitForItem(0)
+        let first = try await playing(queue, 0)
+        try await seekNearEnd(first)
+        let changed = try await recorder.waitForItem(1, timeout: 5)
+        _ = try await playing(queue, 1)
+        let records = frames.records
+        guard let start = records.firstIndex(where: { $0.size == anamorphicSize }) else {
+            throw CheckFailure("no picture of anamorphic.mp4 (480x240) after it became current (\(records.count) pictures)")
+        }
+        let head = records[..<start], tail = records[start...]
+        let strays = tail.filter { $0.size != anamorphicSize }
+        try expect(strays.isEmpty, "short.mp4's pictures went on after anamorphic.mp4's first (\(strays.count) of them): the item prepared ahead showed a picture while the one before played")
+        let numbers = head.compactMap(\.number)
+        let fallsBack = zip(numbers, numbers.dropFirst()).first { $1 < $0 }
+        try expect(fallsBack == nil, "short.mp4's frame numbers fell back from \(fallsBack?.0 ?? 0) to \(fallsBack?.1 ?? 0)")
+        try expect((numbers.last ?? 0) >= 65, "short.mp4's last picture before the boundary is frame \(numbers.last ?? -1), expected one near its end (75 frames)")
+        try expect(records[start].number == 0, "anamorphic.mp4's first picture is frame \(records[start].number.map(String.init) ?? "unreadable"), expected 0")
+        let early = changed.time - records[start].arrival
+        try expect(early <= 0.05, "anamorphic.mp4's first picture came \(format(early)) s before it became current")
     }
 
     // MARK: - queue.repeat-one

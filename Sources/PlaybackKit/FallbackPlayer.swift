@@ -53,7 +53,7 @@ extension PlaybackError.Code {
 /// and dropped when it fails.
 final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
     // @unchecked: the state of the tries (`attempt` and below) is touched only on `queue`; what
-    // other threads read lives in `published` and `framesGate`, which are Locked.
+    // other threads read lives in `published`, which is Locked.
 
     // MARK: - State other threads read
 
@@ -70,7 +70,6 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
     }
 
     private let published = Locked(Published())
-    private let framesGate = Locked(FramesGate())
     private let hub = EventHub()
     private let queue = DispatchQueue(label: "playback.fallback")
     private let candidates: [any PlaybackBackend]
@@ -84,6 +83,8 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
         let number: Int
         let backend: String
         let player: any MediaPlayback
+        /// Its pictures reach the app once it is chosen.
+        let pictures: PictureGate
     }
 
     private var attempt: Attempt?
@@ -162,8 +163,8 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
             return !p.isShutDown
         }
         guard first else { return }
-        framesGate.set(FramesGate())
         queue.async { [self] in
+            attempt?.pictures.close()
             attempt?.player.shutdown()
             attempt = nil
             heldBack = []
@@ -277,10 +278,10 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
             nextCandidate += 1
             attemptsMade += 1
             let number = attemptsMade
-            framesGate.set(FramesGate(attempt: number))
+            let pictures = PictureGate()
             let player: any MediaPlayback
             do {
-                player = try backend.makePlayer(url: url, options: options(forAttempt: number))
+                player = try backend.makePlayer(url: url, options: pictures.gating(options))
             } catch {
                 let failure = error as? PlaybackError ?? PlaybackError(code: .engine, message: "make player: \(error)")
                 guard recordFailure(failure, of: backend.name) else { return }
@@ -293,40 +294,11 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
             if settings.volume != 1 { player.playbackVolume = settings.volume }
             if let target = settings.seekTarget { player.currentPlaybackTime = target }
             listen(to: player, attempt: number)
-            attempt = Attempt(number: number, backend: backend.name, player: player)
+            attempt = Attempt(number: number, backend: backend.name, player: player, pictures: pictures)
             if wantsPlay { player.play() } else { player.prepareToPlay() }
             return
         }
         finishRound()
-    }
-
-    /// The options for try `number`: its pictures reach the app's `.frames` handler once it is
-    /// chosen (the last one from before, too), never when it fails.
-    private func options(forAttempt number: Int) -> PlaybackOptions {
-        var options = self.options
-        if case .frames(let viewport, let handler) = options.videoOutput {
-            let gate = framesGate
-            options.videoOutput = .frames(viewport: viewport) { frame in
-                let passes = gate.withLock { gate -> Bool in
-                    guard gate.attempt == number else { return false }
-                    if !gate.isChosen { gate.heldBack = frame }
-                    return gate.isChosen
-                }
-                if passes { handler(frame) }
-            }
-        }
-        return options
-    }
-
-    /// Lets the chosen try's pictures through, starting with the one it held back.
-    private func openFramesGate() {
-        guard case .frames(_, let handler) = options.videoOutput else { return }
-        let held = framesGate.withLock { gate -> VideoFrame? in
-            gate.isChosen = true
-            defer { gate.heldBack = nil }
-            return gate.heldBack
-        }
-        if let held { handler(held) }
     }
 
     /// Hands the events of try `number`'s player to the queue.
@@ -354,7 +326,7 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
                 $0.seekTarget = nil
             }
             PlaybackLog.log(.info, "fallback", "\(attempt.backend) plays \(url.lastPathComponent)")
-            openFramesGate()
+            attempt.pictures.open()
             for held in heldBack { hub.send(held) }
             heldBack = []
             hub.send(.preparedToPlay)
@@ -372,10 +344,10 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
 
     /// Shuts the try in progress down and forgets it and its events.
     private func endAttempt() {
+        attempt?.pictures.close()
         attempt?.player.shutdown()
         attempt = nil
         heldBack = []
-        framesGate.set(FramesGate())
     }
 
     /// Notes a failed try; returns true when the next backend may try, else ends the round.
@@ -404,14 +376,4 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
         failures = []
         hub.send(.finished(.playbackError(error)))
     }
-}
-
-/// Which try's pictures reach the app's `.frames` handler.
-private struct FramesGate: Sendable {
-    /// The try in progress or chosen (0: none).
-    var attempt = 0
-    /// True once that try is chosen: its pictures pass.
-    var isChosen = false
-    /// The try's latest picture from before it was chosen.
-    var heldBack: VideoFrame?
 }

@@ -46,9 +46,12 @@ public struct QueueItemFailure: Sendable, Equatable {
 /// back the same way).
 ///
 /// While an item plays, the one after it is made and prepared, so that at the boundary it only
-/// has to start: the gap is at most 100 ms of wall time. An item that fails (when prepared
-/// ahead, or while current) is skipped: its `QueueItemFailure` arrives on `failures` before the
-/// `.itemChanged` that passes over it, and the queue goes on.
+/// has to start: the gap is at most 100 ms of wall time. Its pictures reach a `.frames` handler
+/// only once it is the current item (a `.window` output gets no item prepared ahead: two
+/// engines cannot draw into one window). An item that fails (when prepared ahead, or while
+/// current) is skipped: its `QueueItemFailure` is sent on `failures` before the `.itemChanged`
+/// that passes over it is sent on `events` (two streams: a listener of both may see them in
+/// either order), and the queue goes on.
 ///
 /// `next()` and `previous()` follow the list (wrapping around only with `RepeatMode.all`);
 /// `previous()` more than 3 s into an item restarts it instead, as desktop players do, and so
@@ -246,7 +249,8 @@ public final class PlaybackQueue: Sendable {
     private func fresh(_ index: Int) -> QueueSlot {
         core.slotsMade += 1
         let number = core.slotsMade
-        let player = FallbackPlayer(candidates: candidates, url: core.items[index], options: options)
+        let pictures = PictureGate()
+        let player = FallbackPlayer(candidates: candidates, url: core.items[index], options: pictures.gating(options))
         let stream = player.events
         Task { [weak self] in
             for await event in stream {
@@ -254,7 +258,7 @@ public final class PlaybackQueue: Sendable {
                 self.work.async { self.received(event, fromSlot: number) }
             }
         }
-        return QueueSlot(number: number, index: index, player: player)
+        return QueueSlot(number: number, index: index, player: player, pictures: pictures)
     }
 
     /// Makes `slot` the current item: starts it (or prepares it, paused, when the queue is not
@@ -267,6 +271,8 @@ public final class PlaybackQueue: Sendable {
             $0.currentIndex = slot.index
             $0.player = slot.player
         }
+        previous?.pictures.close()
+        slot.pictures.open()
         if core.intent == .playing {
             slot.player.play()
         } else {
@@ -294,7 +300,7 @@ public final class PlaybackQueue: Sendable {
     /// Makes sure the item that follows the current one at its end is being prepared (after
     /// the current one is prepared), or that none is when none follows.
     private func refreshPreload() {
-        guard let current = core.current, current.isPrepared, core.intent != .stopped, !core.ended else { return }
+        guard preparesAhead, let current = core.current, current.isPrepared, core.intent != .stopped, !core.ended else { return }
         let wanted = core.followingAtEnd(current.index)
         if let upcoming = core.upcoming {
             if upcoming.firstIndex == wanted { return }
@@ -304,6 +310,13 @@ public final class PlaybackQueue: Sendable {
         core.upcoming = QueueUpcoming(skipped: [], slot: prepared(fresh(wanted)))
     }
 
+    /// False with a `.window` output: two engines cannot draw into one window, so the next item
+    /// is made only when it starts.
+    private var preparesAhead: Bool {
+        if case .window = options.videoOutput { return false }
+        return true
+    }
+
     /// `slot`, with its player asked to prepare.
     private func prepared(_ slot: QueueSlot) -> QueueSlot {
         slot.player.prepareToPlay()
@@ -311,6 +324,7 @@ public final class PlaybackQueue: Sendable {
     }
 
     private func discardUpcoming() {
+        core.upcoming?.slot?.pictures.close()
         core.upcoming?.slot?.player.shutdown()
         core.upcoming = nil
     }
@@ -387,6 +401,7 @@ public final class PlaybackQueue: Sendable {
     /// the one after it is prepared instead.
     private func upcomingFailed(_ error: PlaybackError) {
         guard var upcoming = core.upcoming, let slot = upcoming.slot else { return }
+        slot.pictures.close()
         slot.player.shutdown()
         let failure = QueueItemFailure(index: slot.index, url: core.items[slot.index], error: error)
         report(failure)
@@ -424,6 +439,8 @@ private struct QueueSlot {
     let number: Int
     let index: Int
     let player: any MediaPlayback
+    /// Its pictures reach the app while it is the current item.
+    let pictures: PictureGate
     /// Its `.preparedToPlay` has arrived (false again after stop()).
     var isPrepared = false
 }

@@ -7,13 +7,14 @@ import Testing
 @Suite struct QueueTests {
     let log = ScriptLog()
 
-    func queue(_ names: [String], repeatMode: RepeatMode = .off) -> (PlaybackQueue, Inbox<QueueEvent>, Inbox<QueueItemFailure>) {
+    func queue(_ names: [String], repeatMode: RepeatMode = .off,
+               options: PlaybackOptions = PlaybackOptions()) -> (PlaybackQueue, Inbox<QueueEvent>, Inbox<QueueItemFailure>) {
         let backend = ScriptedBackend(name: "scripted", log: log) { url in
             url.lastPathComponent.hasPrefix("bad")
                 ? .fails(PlaybackError(code: .unsupportedFormat, message: "not media"), decoys: [])
                 : .plays
         }
-        let queue = PlaybackQueue(urls: names.map { URL(fileURLWithPath: "/media/\($0)") }, trying: [backend])
+        let queue = PlaybackQueue(urls: names.map { URL(fileURLWithPath: "/media/\($0)") }, trying: [backend], options: options)
         queue.repeatMode = repeatMode
         return (queue, Inbox(queue.events), Inbox(queue.failures))
     }
@@ -66,6 +67,21 @@ import Testing
         queue.play()
         #expect(await events.next() == .itemChanged(0))
         #expect(await log.wait { $0.players(for: "a.mp4").count == 2 })
+    }
+
+    @Test func theItemPreparedAheadShowsItsPictureOnlyOnceItIsCurrent() async throws {
+        let pictures = Locked(0)
+        let options = PlaybackOptions(videoOutput: .frames(viewport: nil) { _ in pictures.withLock { $0 += 1 } })
+        let (queue, events, _) = queue(["a.mp4", "b.mp4"], options: options)
+        defer { queue.shutdown() }
+        queue.play()
+        #expect(await events.next() == .itemChanged(0))
+        let a = try await player("a.mp4")
+        #expect(await log.wait { _ in self.calls("b.mp4").contains("picture") })
+        #expect(pictures.get() == 1, "only a's picture, not b's prepared ahead")
+        a.finishPlaying()
+        #expect(await events.next() == .itemChanged(1))
+        #expect(pictures.get() == 2, "b's picture, held back, comes when b starts")
     }
 
     @Test func repeatOnePlaysTheItemAgainWithAFreshPlayer() async throws {

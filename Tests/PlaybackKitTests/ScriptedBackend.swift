@@ -147,6 +147,7 @@ final class ScriptedPlayer: MediaPlayback, Sendable {
             note("prepare")
             if case .frames(_, let handler) = options.videoOutput {
                 handler(VideoFrame(width: 2, height: 2, bytesPerRow: 8, pixels: [UInt8](repeating: 9, count: 16), presentationTime: 0))
+                note("picture")
             }
             hub.send(.loadStateChanged([.playable, .playthroughOK]))
             hub.send(.preparedToPlay)
