@@ -7,7 +7,7 @@ struct Arguments {
     private var options: [(name: String, value: String?)] = []
 
     /// Options that take a value; everything else that starts with `-` is a flag.
-    static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport"]
+    static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop"]
 
     /// Splits `words` (without the program name).
     init(_ words: [String]) throws {
