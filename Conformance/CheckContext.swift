@@ -158,7 +158,12 @@ final class CheckPlayer: Sendable {
 final class CheckContext: Sendable {
     let fixtures: URL
     private let factory: ConformanceSuite.Factory
+    /// The name of the players under test, as the report shows it.
+    let backendName: String
+    /// The `backendName` every player under test must report; nil: any that is not empty.
+    let expectedPlayerBackendName: String?
     private let players = Locked<[any MediaPlayback]>([])
+    private let queues = Locked<[PlaybackQueue]>([])
     /// The players made with `retained: false`, held weakly: clean-up shuts down those still alive.
     private let unretainedPlayers = Locked<[WeakPlayer]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
@@ -166,10 +171,16 @@ final class CheckContext: Sendable {
     /// What the check was doing last, for the report of a hang.
     let trace = Locked("starting")
 
-    init(fixtures: URL, factory: @escaping ConformanceSuite.Factory) {
+    init(fixtures: URL, backendName: String = "custom", expectedPlayerBackendName: String? = nil,
+         factory: @escaping ConformanceSuite.Factory) {
         self.fixtures = fixtures
+        self.backendName = backendName
+        self.expectedPlayerBackendName = expectedPlayerBackendName
         self.factory = factory
     }
+
+    /// The players under test as a backend, for the lists a fallback player or a queue tries.
+    var backendUnderTest: any PlaybackBackend { FactoryBackend(name: backendName, factory: factory) }
 
     /// The fixture's URL; skips the check when it is missing.
     func fixture(_ name: String) throws -> URL {
@@ -185,7 +196,10 @@ final class CheckContext: Sendable {
     /// `retained`: the context keeps the player until clean-up shuts it down; when false it
     /// holds the player only weakly, so the player lives as long as the check holds it (its
     /// `CheckPlayer`), and clean-up shuts it down only if it is still alive then.
+    /// `trying`: a player of `Backends.makePlayer(trying:url:options:)` over these backends
+    /// instead of one of the player under test.
     func player(url: URL, frames: Bool = false, viewport: VideoSize? = nil, retained: Bool = true,
+                trying backends: [any PlaybackBackend]? = nil,
                 configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> CheckPlayer {
         guard !closed.get() else { throw CancellationError() }
         let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
@@ -197,7 +211,11 @@ final class CheckContext: Sendable {
         let player: any MediaPlayback
         trace.set("making a player for \(url.lastPathComponent)")
         do {
-            player = try factory(url, options)
+            if let backends {
+                player = try Backends.makePlayer(trying: backends, url: url, options: options)
+            } else {
+                player = try factory(url, options)
+            }
         } catch {
             throw CheckFailure("making a player for \(url.lastPathComponent) threw: \(error)")
         }
@@ -225,6 +243,18 @@ final class CheckContext: Sendable {
     /// that release a player without shutdown().
     func unretainedPlayer(_ name: String) throws -> CheckPlayer {
         try player(url: fixture(name), retained: false)
+    }
+
+    /// A play queue of `urls` over `backends` (nil: the backend under test alone), with null
+    /// audio and no picture (or the pictures at natural size into `frames`), shut down by
+    /// clean-up.
+    func queue(_ urls: [URL], trying backends: [any PlaybackBackend]? = nil, frames: FrameCollector? = nil) throws -> PlaybackQueue {
+        guard !closed.get() else { throw CancellationError() }
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let frames { options.videoOutput = .frames(viewport: nil, handler: frames.handler) }
+        let queue = PlaybackQueue(urls: urls, trying: backends ?? [backendUnderTest], options: options)
+        queues.withLock { $0.append(queue) }
+        return queue
     }
 
     /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
@@ -255,6 +285,10 @@ final class CheckContext: Sendable {
             return list.compactMap(\.player)
         }
         var problems: [String] = []
+        for queue in queues.withLock({ list -> [PlaybackQueue] in defer { list.removeAll() }; return list }) {
+            let returned = await returnsWithin(limit) { queue.shutdown() }
+            if !returned { problems.append("a queue's shutdown() did not return within \(format(limit)) s") }
+        }
         for player in made {
             let returned = await returnsWithin(limit) { player.shutdown() }
             if !returned { problems.append("shutdown() did not return within \(format(limit)) s") }
@@ -264,6 +298,14 @@ final class CheckContext: Sendable {
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
+}
+
+/// The players a suite's factory makes, as a backend.
+struct FactoryBackend: PlaybackBackend {
+    let name: String
+    let factory: ConformanceSuite.Factory
+    var engineVersion: String { "" }
+    func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback { try factory(url, options) }
 }
 
 /// A player held without keeping it alive.

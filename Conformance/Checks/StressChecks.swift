@@ -156,12 +156,18 @@ enum StressChecks {
         } catch let failure as CheckFailure {
             throw CheckFailure("\(plan.label): \(failure.reason)")
         }
-        p.step("shutdown() in \(plan.label)")
+        try await shutDownAndAwaitStreamEnd(p, "\(plan.label) (seed \(hex(setupTeardownSeed)))")
+    }
+
+    /// Shuts `p` down (it must return within `shutdownLimit`) and waits for its event stream
+    /// to end (at most 5 s); `what` names the player in failures.
+    static func shutDownAndAwaitStreamEnd(_ p: CheckPlayer, _ what: String) async throws {
+        p.step("shutdown() in \(what)")
         let returned = await returnsWithin(shutdownLimit) { p.player.shutdown() }
-        try expect(returned, "\(plan.label): shutdown() did not return within \(format(shutdownLimit)) s (seed \(hex(setupTeardownSeed)))")
-        p.step("waiting for the event stream to end in \(plan.label)")
+        try expect(returned, "\(what): shutdown() did not return within \(format(shutdownLimit)) s")
+        p.step("waiting for the event stream to end in \(what)")
         let ended = await p.recorder.waitForStreamEnd(timeout: 5)
-        try expect(ended, "\(plan.label): the event stream did not end within 5 s of shutdown() (seed \(hex(setupTeardownSeed)))")
+        try expect(ended, "\(what): the event stream did not end within 5 s of shutdown()")
     }
 
     // MARK: - stress.state-storm

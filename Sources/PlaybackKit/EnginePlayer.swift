@@ -46,6 +46,8 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     public let source: MediaSource
     /// The options the player was made with.
     public let options: PlaybackOptions
+    /// The backend's name, as the player was made with it (`label`).
+    public let backendName: String
 
     // MARK: - Session state (queue only)
 
@@ -66,13 +68,15 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
     var trackSession = TrackSession()
 
-    /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
+    /// A player driving `engine` on `source`. `label` is the backend's name: what
+    /// `backendName` reports, and the name of the player's queue.
     public convenience init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
         self.init(engine: engine, url: url, options: options, label: label, time: SystemTimeSource())
     }
 
     /// A player whose position clock and deadlines read `time` (the core's tests drive one by hand).
     package init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String, time: any TimeSource) {
+        self.backendName = label
         self.engine = engine
         self.time = time
         self.clock = PositionClock(time: time)

@@ -67,6 +67,11 @@ public protocol MediaPlayback: AnyObject, Sendable {
     /// A fresh stream of events for each access; events are delivered in order.
     var events: AsyncStream<PlaybackEvent> { get }
 
+    /// The name of the backend whose engine plays ("gstreamer", "ffmpeg", "mpv", "vlc"); ""
+    /// while none is chosen (a player of `Backends.makePlayer(backends:url:options:)` before
+    /// one of its engines has prepared the media).
+    var backendName: String { get }
+
     // MARK: Tracks, subtitles, metadata, chapters
 
     /// The media's tracks: [] before prepare; complete, with a `.tracksChanged`, before

@@ -366,3 +366,23 @@ struct CueClock: Equatable {
         }
     }
 }
+
+// MARK: - Players without tracks
+
+/// A player whose media never has tracks, tags, chapters or cues (stand-in players in the
+/// suite and the tests): the track members of `MediaPlayback`, empty and ignoring calls.
+package protocol PlaybackWithoutTracks: MediaPlayback {}
+
+extension PlaybackWithoutTracks {
+    package var tracks: [MediaTrack] { [] }
+    package func selectTrack(id: String) {}
+    package func deselectTrack(kind: TrackKind) {}
+    package func addSubtitle(url: URL) {}
+    package var subtitleDelay: TimeInterval {
+        get { 0 }
+        set {}
+    }
+    package var currentSubtitle: SubtitleCue? { nil }
+    package var metadata: MediaMetadata { .empty }
+    package var chapters: [Chapter] { [] }
+}

@@ -4,8 +4,8 @@ import PlaybackConformance
 import CommandLineSupport
 import PlaybackKit
 
-/// `mediaplay conformance`: runs the conformance suite against one backend (`backendName`) or
-/// every registered one (nil), prints the matrix (or JSON with `json`) to stdout and progress
+/// `mediaplay conformance`: runs the conformance suite against one backend (`backendName`, or
+/// each of a list of them separated by commas) or every registered one (nil), prints the matrix (or JSON with `json`) to stdout and progress
 /// lines to stderr. Returns 0 when every check passed or failed only as a known failure of a
 /// built-in backend (`PlaybackBackends.knownConformanceFailures`), 1 when any other failed,
 /// 2 on a usage error.
@@ -13,14 +13,17 @@ func runConformanceCommand(backendName: String?, json: Bool, fixtures: URL, only
     func complain(_ message: String) {
         StandardStreams.writeError("mediaplay: error: \(message)\n")
     }
-    let backends: [any PlaybackBackend]
+    var backends: [any PlaybackBackend] = []
     if let backendName {
-        guard let backend = Backends.backend(named: backendName) else {
-            let known = Backends.all.map(\.name).joined(separator: ", ")
-            complain("unknown backend '\(backendName)'; known backends: \(known.isEmpty ? "none" : known)")
-            return 2
+        // One name, or a list ("vlc,ffmpeg"): each is run.
+        for name in Backends.names(in: backendName) {
+            guard let backend = Backends.backend(named: name) else {
+                let known = Backends.all.map(\.name).joined(separator: ", ")
+                complain("unknown backend '\(name)'; known backends: \(known.isEmpty ? "none" : known)")
+                return 2
+            }
+            backends.append(backend)
         }
-        backends = [backend]
     } else {
         backends = Backends.all
     }

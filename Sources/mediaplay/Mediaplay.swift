@@ -12,14 +12,16 @@ struct Mediaplay {
     static let usage = """
         usage: mediaplay <command> [--backend NAME] ...
           backends                                   list the engines compiled in, with versions
-          play [--audio null|system] [--video none|frames] [--quiet] [FILE|URL]
-                                                     play to the end (space: pause, arrows: seek 5 s, q: quit);
+          play [--audio null|system] [--video none|frames] [--quiet] [--loop one|all] [FILE|URL ...]
+                                                     play to the end, several files as a queue (space: pause,
+                                                     arrows: seek 5 s, n/p: next/previous, q: quit);
                                                      without a file, a generated sample
           info [--json] FILE|URL                     duration and natural size
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
                                                      run the conformance suite, print the matrix
-        The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
+        The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed; a list
+        (--backend vlc,ffmpeg) tries each in turn until one plays.
         """
 
     /// Runs the command on a task (see `runCommandLineTool`).
@@ -78,14 +80,17 @@ struct Mediaplay {
     static func info(_ arguments: Arguments) async throws -> Int32 {
         try arguments.check(known: ["--backend", "--json"])
         let source = MediaSource(argument: try arguments.single("FILE or URL"))
-        let backend = try Backends.resolve(arguments.value("--backend"))
-        let player = try backend.makePlayer(url: source.url, options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        let player = try Backends.makePlayer(
+            backend: arguments.value("--backend"), url: source.url,
+            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
         defer { player.shutdown() }
         try await player.prepare()
         let size = player.naturalSize
+        let backend = player.backendName
+        let version = Backends.backend(named: backend)?.engineVersion ?? "unknown version"
         if arguments.flag("--json") {
             let object: [String: Any] = [
-                "backend": backend.name,
+                "backend": backend,
                 "url": source.url.absoluteString,
                 "duration": player.duration,
                 "width": size.width,
@@ -94,7 +99,7 @@ struct Mediaplay {
             ]
             print(try JSONValue(object).text())
         } else {
-            print("backend:  \(backend.name) (\(backend.engineVersion))")
+            print("backend:  \(backend) (\(version))")
             print("source:   \(source.isFile ? source.path : source.url.absoluteString)")
             print("duration: \(String(cFormat: "%.3f", player.duration)) s (\(clockText(player.duration)))")
             print("size:     \(size.isEmpty ? "no video" : size.description)")

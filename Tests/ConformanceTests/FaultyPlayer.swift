@@ -65,6 +65,11 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case dropsMetadata
         /// Every chapter starts and ends half a second late.
         case shiftsChapters
+        /// backendName is "", as a player that does not know which engine it drives.
+        case namesNoBackend
+        /// A player that fails (`.finished(.playbackError)`) starts a thread that outlives it
+        /// (by 5 minutes), as an engine whose failed open leaves its reader running.
+        case leaksAThreadWhenItFails
     }
 
     let inner: any MediaPlayback
@@ -117,7 +122,17 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         if fault == .leaksAThreadPerPlayer {
             Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
         }
-        return FaultyPlayer(wrapping: try backend.makePlayer(url: url, options: options), fault: fault)
+        let inner = try backend.makePlayer(url: url, options: options)
+        if fault == .leaksAThreadWhenItFails {
+            let events = inner.events
+            Task {
+                for await event in events {
+                    guard case .finished(.playbackError) = event else { continue }
+                    Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
+                }
+            }
+        }
+        return FaultyPlayer(wrapping: inner, fault: fault)
     }
 
     /// `frame` one column narrower, rows packed tight.
@@ -246,6 +261,8 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     static func fourByThree(_ size: VideoSize) -> VideoSize {
         size.isEmpty ? size : VideoSize(width: size.height * 4 / 3, height: size.height)
     }
+
+    var backendName: String { fault == .namesNoBackend ? "" : inner.backendName }
 
     var scalingMode: ScalingMode {
         get { fault == .ignoresScalingMode ? storedScalingMode.get() : inner.scalingMode }

@@ -12,8 +12,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     let mustFail: Set<String>
     /// Text every failure's reason must contain.
     let reasonContains: String
+    /// Tells this case from another one of the same fault.
+    var label: String? = nil
 
-    var testDescription: String { fault.rawValue }
+    var testDescription: String { label.map { "\(fault.rawValue) (\($0))" } ?? fault.rawValue }
 
     static let all: [FaultCase] = [
         FaultCase(fault: .jumpsAheadAfterResume,
@@ -99,6 +101,15 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .shiftsChapters,
                   sample: ["chapters.list", "metadata.tags"],
                   mustFail: ["chapters.list"], reasonContains: "differs from"),
+        FaultCase(fault: .slowStart,
+                  sample: ["queue.gapless", "queue.repeat-all"],
+                  mustFail: ["queue.gapless"], reasonContains: "gaps at the boundaries", label: "queue"),
+        FaultCase(fault: .namesNoBackend,
+                  sample: ["fallback.backend-name", "fallback.unknown-name", "fallback.after-failure", "lifecycle.prepared"],
+                  mustFail: ["fallback.backend-name", "fallback.unknown-name"], reasonContains: "backendName is \"\""),
+        FaultCase(fault: .leaksAThreadWhenItFails,
+                  sample: ["fallback.no-leak", "fallback.engine-fails", "lifecycle.prepared"],
+                  mustFail: ["fallback.no-leak"], reasonContains: "threads, baseline"),
     ]
 }
 

@@ -157,4 +157,40 @@ enum CLI {
         #expect(result.stdout.contains("backend:  \(last)"))
     }
 
+    @Test(arguments: CLI.backends)
+    func playPlaysAQueueOfFiles(backend: String) throws {
+        let files = ["short.mp4", "anamorphic.mp4"].map { CLI.fixtures.appendingPathComponent($0).path }
+        let start = Date()
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null"] + files, timeout: 30)
+        let seconds = Date().timeIntervalSince(start)
+        #expect(result.status == 0, "\(result.stderr)")
+        for line in ["[1/2] short.mp4", "00:00:02 / 00:00:03", "[2/2] anamorphic.mp4", "00:00:04 / 00:00:04"] {
+            #expect(result.stdout.contains(line), "no '\(line)' in \(result.stdout)")
+        }
+        #expect(seconds < 7 + 3, "3 s and 4 s of media took \(seconds) s")
+    }
+
+    @Test func aFailingItemIsSkippedWithOneLineAndTheQueueGoesOn() throws {
+        let backend = try #require(CLI.backends.first)
+        let files = ["random.mp4", "short.mp4"].map { CLI.fixtures.appendingPathComponent($0).path }
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null"] + files, timeout: 30)
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("skipping random.mp4 (item 1 of 2)") && lines[0].contains("unsupportedFormat"), "\(result.stderr)")
+        #expect(result.stdout.contains("[2/2] short.mp4") && result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+    }
+
+    @Test func aListOfBackendsTriesEachInTurnFromTheArgumentOrTheEnvironment() throws {
+        let backend = try #require(CLI.backends.last)
+        let clip = CLI.fixtures.appendingPathComponent("frames.mp4").path
+        let fromArgument = try CLI.run(["info", "--backend", "nonesuch,\(backend)", clip])
+        let fromEnvironment = try CLI.run(["info", clip], environment: ["MEDIAPLAYBACK_BACKEND": "nonesuch,\(backend)"])
+        for result in [fromArgument, fromEnvironment] {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("backend:  \(backend)"), "\(result.stdout)")
+        }
+        let invalid = try CLI.run(["play", "--loop", "twice", clip])
+        #expect(invalid.status != 0 && invalid.stderr.contains("--loop"), "\(invalid.stderr)")
+    }
+
 }
