@@ -65,6 +65,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     private var openTimeout: ScheduledWork?
     /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
     var trackSession = TrackSession()
+    private var stallLimit: ScheduledWork?      // runs while stalled and playing
 
     /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
     public convenience init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
@@ -116,6 +117,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             player.engine?.pause()
             player.clock.setRunning(false)
             player.setState(.paused)
+            player.updateStallLimit()
         }
     }
 
@@ -263,7 +265,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
 
     private func startOpening() {
         guard phase == .idle, let engine else { return }
-        if let error = source.precheck(allowedSchemes: options.allowedSchemes) {
+        if let error = source.precheck(options: options) {
             fail(error)
             return
         }
@@ -283,7 +285,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         openTimeout = time.schedule(after: options.openTimeout, on: queue) { [weak self] in
             guard let self, self.phase == .opening, self.published.get().generation == generation else { return }
             let code: PlaybackError.Code = self.source.isFile ? .engine : .network
-            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
+            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Self.seconds(self.options.openTimeout)) s"))
         }
         let openOptions = optionsForOpening()
         if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
@@ -391,6 +393,33 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         stalled = waiting
         setLoadState(waiting ? [.stalled] : [.playable, .playthroughOK])
         clock.setRunning(!waiting && currentState == .playing && seekInFlight == nil)
+        updateStallLimit()
+    }
+
+    /// Runs the stall limit while playback waits for data and is meant to play: after
+    /// `options.stallTimeout` of it the play fails (`.network` for remote sources). Pausing
+    /// stops it; playing again starts it afresh.
+    private func updateStallLimit() {
+        let running = stalled && phase == .prepared && currentState == .playing
+        guard running else {
+            stallLimit?.cancel()
+            stallLimit = nil
+            return
+        }
+        guard stallLimit == nil else { return }
+        let generation = published.get().generation
+        stallLimit = time.schedule(after: options.stallTimeout, on: queue) { [weak self] in
+            guard let self, self.published.get().generation == generation, self.stalled,
+                  self.phase == .prepared, self.currentState == .playing else { return }
+            self.stallLimit = nil
+            let code: PlaybackError.Code = self.source.isFile ? .engine : .network
+            self.fail(PlaybackError(code: code, message: "play: \(self.source.url.absoluteString) sent no data for \(Self.seconds(self.options.stallTimeout)) s while playing (stallTimeout)"))
+        }
+    }
+
+    /// `seconds` for a message: whole numbers without decimals.
+    private static func seconds(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
     }
 
     // MARK: - Playing, ending, failing
@@ -405,6 +434,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         engine?.play()
         setState(.playing)
         if seekInFlight == nil, !stalled { clock.setRunning(true) }
+        updateStallLimit()
     }
 
     private func engineEnded() {
@@ -423,6 +453,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         clock.jump(to: end, running: false)
         if reportSeek { hub.send(.seekCompleted(end)) }
         setState(.stopped)
+        updateStallLimit()
         hub.send(.finished(.playbackEnded))
     }
 
@@ -443,6 +474,8 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         }
         openTimeout?.cancel()
         openTimeout = nil
+        stallLimit?.cancel()
+        stallLimit = nil
         engine?.close()
         phase = .idle
         ended = false
