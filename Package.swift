@@ -100,7 +100,11 @@ let package = Package(
                 .target(name: "MPVPlayback", condition: .when(traits: ["MPV"])),
                 .target(name: "VLCPlayback", condition: .when(traits: ["VLC"])),
             ]),
-        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
+        // OpenSSL for the conformance suite's local https server.
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL"], path: "Conformance"),
         .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",

@@ -4,6 +4,8 @@
 set -euo pipefail
 packages=(
   pkg-config libpng-dev python3 ffmpeg
+  # the conformance suite's https server (OpenSSL) and its test certificates (the openssl tool)
+  libssl-dev openssl
   # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
   # bad (tsdemux, h264parse for MPEG-TS), X11 video sinks for window output, tools
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
