@@ -61,15 +61,21 @@ public final class LocalHTTPServer: @unchecked Sendable {
         /// The first response on the path that reaches this body offset closes its connection
         /// there (later ones are served whole).
         public var dropOnceAt: Int?
+        /// Bytes the server lets sit in the kernel between it and the client's program (its
+        /// send queue and the client's receive queue, read from /proc/net/tcp) before it sends
+        /// more, as a real link holds only so much in flight; nil: as much as the kernel takes
+        /// (on loopback it grows a fast reader's receive queue to megabytes).
+        public var maxInFlight: Int?
 
         /// Content with the given body and settings.
         public init(_ data: Data, contentType: String = "application/octet-stream", bytesPerSecond: Int? = nil,
-                    stallAt: Int? = nil, dropOnceAt: Int? = nil) {
+                    stallAt: Int? = nil, dropOnceAt: Int? = nil, maxInFlight: Int? = nil) {
             self.data = data
             self.contentType = contentType
             self.bytesPerSecond = bytesPerSecond
             self.stallAt = stallAt
             self.dropOnceAt = dropOnceAt
+            self.maxInFlight = maxInFlight
         }
 
         /// The file at `url`, its content type chosen by its extension.
@@ -124,6 +130,8 @@ public final class LocalHTTPServer: @unchecked Sendable {
         public let rangeEnd: Int?
         /// When it was read (seconds on a monotonic clock).
         public let time: TimeInterval
+        /// The client's port (its end of the connection on 127.0.0.1).
+        public let clientPort: Int
         /// The status answered; 0 while none (a silent route).
         public internal(set) var status = 0
         /// Body bytes sent so far.
@@ -274,7 +282,12 @@ public final class LocalHTTPServer: @unchecked Sendable {
 
     private func acceptLoop() {
         while true {
-            let client = accept(listener, nil, nil)
+            var peer = sockaddr_in()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let client = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &peerLength) }
+            }
+            let clientPort = Int(UInt16(bigEndian: peer.sin_port))
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
@@ -290,7 +303,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
             DetachedThread.start(name: "http-connection") { [self] in
                 ServerConnection.ignoreBrokenPipesOnThisThread()
                 let connection = ServerConnection(fd: client, tls: tls)
-                if connection.open() { serve(connection) }
+                if connection.open() { serve(connection, clientPort: clientPort) }
                 connection.close()
                 condition.lock()
                 connections.remove(client)
@@ -302,18 +315,20 @@ public final class LocalHTTPServer: @unchecked Sendable {
 
     // MARK: - One request
 
-    private func serve(_ connection: ServerConnection) {
+    private func serve(_ connection: ServerConnection, clientPort: Int) {
         guard let parsed = HTTPRequestHead(reading: connection) else { return }
-        let index = log.read { $0.count }
-        let record = Request(number: index + 1, method: parsed.method, path: parsed.path, headers: parsed.headers,
-                             rangeStart: parsed.rangeStart, rangeEnd: parsed.rangeEnd, time: monotonicSeconds())
-        let number = record.number
-        log.update { $0.append(record) }
+        var number = 0
+        log.update { list in
+            number = list.count + 1
+            list.append(Request(number: number, method: parsed.method, path: parsed.path, headers: parsed.headers,
+                                rangeStart: parsed.rangeStart, rangeEnd: parsed.rangeEnd, time: monotonicSeconds(),
+                                clientPort: clientPort))
+        }
         PlaybackLog.log(.debug, "conformance-http", "#\(number) \(parsed.method) \(parsed.path) range \(parsed.rangeStart.map(String.init) ?? "-")-\(parsed.rangeEnd.map(String.init) ?? "")")
         let route = condition.withLock { routes[parsed.path] }
         switch route {
         case .content(let content)?:
-            serveContent(content, for: parsed, number: number, on: connection)
+            serveContent(content, for: parsed, number: number, clientPort: clientPort, on: connection)
         case .status(let status)?:
             answer(status, number: number, on: connection)
         case .redirect(let target)?:
@@ -342,7 +357,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         log.update { $0[number - 1].status = status }
     }
 
-    private func serveContent(_ content: Content, for request: HTTPRequestHead, number: Int, on connection: ServerConnection) {
+    private func serveContent(_ content: Content, for request: HTTPRequestHead, number: Int, clientPort: Int, on connection: ServerConnection) {
         let size = content.data.count
         var start = request.rangeStart ?? 0
         var end = min(size, (request.rangeEnd ?? (size - 1)) + 1)
@@ -361,13 +376,14 @@ public final class LocalHTTPServer: @unchecked Sendable {
         head += "Content-Length: \(end - start)\r\nContent-Type: \(content.contentType)\r\nAccept-Ranges: bytes\r\nConnection: close\r\n\r\n"
         setStatus(ranged ? 206 : 200, number: number)
         guard connection.send(text: head), request.method != "HEAD" else { return }
-        sendBody(content.data, path: request.path, from: start, to: end, number: number, on: connection)
+        sendBody(content.data, path: request.path, from: start, to: end, number: number, clientPort: clientPort, on: connection)
     }
 
     /// What the body loop does next.
-    private enum Step { case send(count: Int, notBefore: Double), stall, drop, stop }
+    private enum Step { case send(count: Int, notBefore: Double, maxInFlight: Int?), stall, drop, stop }
 
-    private func sendBody(_ data: Data, path: String, from start: Int, to end: Int, number: Int, on connection: ServerConnection) {
+    private func sendBody(_ data: Data, path: String, from start: Int, to end: Int, number: Int, clientPort: Int,
+                          on connection: ServerConnection) {
         var offset = start
         while offset < end {
             switch nextStep(path: path, offset: offset, end: end) {
@@ -381,7 +397,8 @@ public final class LocalHTTPServer: @unchecked Sendable {
                 stallCount.update { $0 += 1 }
                 holdUntilStopped()
                 return
-            case .send(let count, let notBefore):
+            case .send(let count, let notBefore, let maxInFlight):
+                if let maxInFlight, !waitForRoom(maxInFlight, clientPort: clientPort) { return }
                 if notBefore > monotonicSeconds() {
                     let stopping = condition.withLock { () -> Bool in
                         while !stopped, monotonicSeconds() < notBefore { _ = condition.wait(until: notBefore) }
@@ -422,7 +439,24 @@ public final class LocalHTTPServer: @unchecked Sendable {
                 pacing[path] = slot + Double(count) / Double(rate)
                 notBefore = slot
             }
-            return .send(count: count, notBefore: notBefore)
+            return .send(count: count, notBefore: notBefore, maxInFlight: content.maxInFlight)
+        }
+    }
+
+    /// Waits until at most `limit` bytes of the connection to `clientPort` sit in the kernel
+    /// (checked every 5 ms); false when the server stopped or the connection is gone.
+    private func waitForRoom(_ limit: Int, clientPort: Int) -> Bool {
+        while true {
+            let entries = SocketQueues.read()
+            let ours = entries.first { $0.local == port && $0.remote == clientPort }
+            let theirs = entries.first { $0.local == clientPort && $0.remote == port }
+            guard ours != nil || theirs != nil else { return true }  // /proc/net/tcp unreadable
+            if (ours?.sendQueue ?? 0) + (theirs?.receiveQueue ?? 0) <= limit { return true }
+            let stopping = condition.withLock { () -> Bool in
+                if !stopped { _ = condition.wait(until: monotonicSeconds() + 0.005) }
+                return stopped
+            }
+            if stopping { return false }
         }
     }
 
@@ -431,6 +465,36 @@ public final class LocalHTTPServer: @unchecked Sendable {
         condition.lock()
         while !stopped { condition.wait() }
         condition.unlock()
+    }
+}
+
+/// The TCP sockets of this network namespace on 127.0.0.1 with their queues, from
+/// /proc/net/tcp.
+enum SocketQueues {
+    struct Entry {
+        var local: Int
+        var remote: Int
+        /// Bytes written and not yet acknowledged by the other end.
+        var sendQueue: Int
+        /// Bytes received and not yet read by the program.
+        var receiveQueue: Int
+    }
+
+    /// Every IPv4 socket between two loopback addresses; empty when the file cannot be read.
+    static func read() -> [Entry] {
+        guard let data = FileManager.default.contents(atPath: "/proc/net/tcp") else { return [] }
+        var entries: [Entry] = []
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            let local = fields[1].split(separator: ":"), remote = fields[2].split(separator: ":")
+            let queues = fields[4].split(separator: ":")
+            guard local.count == 2, remote.count == 2, queues.count == 2, local[0] == "0100007F", remote[0] == "0100007F",
+                  let localPort = Int(local[1], radix: 16), let remotePort = Int(remote[1], radix: 16),
+                  let send = Int(queues[0], radix: 16), let receive = Int(queues[1], radix: 16) else { continue }
+            entries.append(Entry(local: localPort, remote: remotePort, sendQueue: send, receiveQueue: receive))
+        }
+        return entries
     }
 }
 

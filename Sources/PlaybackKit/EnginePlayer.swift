@@ -156,7 +156,16 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     public var loadState: LoadState { published.get().loadState }
     public var duration: TimeInterval { published.get().duration }
     public var naturalSize: VideoSize { published.get().naturalSize }
-    public var playableDuration: TimeInterval { buffer.get().playableDuration }
+    /// What the engine reports loaded, kept within [position, duration] once prepared: what
+    /// plays has been loaded (a report from before the last seek lags behind it), and nothing
+    /// lies past the end.
+    public var playableDuration: TimeInterval {
+        let reported = buffer.get().playableDuration
+        let state = published.get()
+        guard state.isPrepared else { return reported }
+        let loaded = max(reported, clock.read())
+        return state.duration > 0 ? min(loaded, state.duration) : loaded
+    }
     public var bufferingProgress: Int { buffer.get().bufferingProgress }
     public var numberOfBytesTransferred: Int64 { buffer.get().bytesTransferred }
 

@@ -166,14 +166,27 @@ enum CLI {
     }
 
     @Test(arguments: CLI.backends)
-    func playShowsBufferingFromASlowSource(backend: String) throws {
+    func playRunsAnHTTPSourceToTheEnd(backend: String) throws {
+        let server = try LocalHTTPServer()
+        defer { server.stop() }
+        server.route("/short.mp4", .content(try .file(CLI.fixtures.appendingPathComponent("short.mp4"))))
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null", server.url("/short.mp4").absoluteString], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+    }
+
+    /// The time widget says (buffering) while the load state is stalled. The FFmpeg engine
+    /// plays a source at 35% of its bitrate in deterministic stalls (other engines may buffer
+    /// all of a clip this short before they start).
+    @Test func playShowsBufferingFromASlowSource() throws {
+        guard CLI.backends.contains("ffmpeg") else { return }
         let server = try LocalHTTPServer()
         defer { server.stop() }
         let clip = CLI.fixtures.appendingPathComponent("short.mp4")
         var content = try LocalHTTPServer.Content.indexFirstMP4(clip)
-        content.bytesPerSecond = content.data.count / 3 * 6 / 10  // 60% of the bitrate
+        content.bytesPerSecond = content.data.count / 3 * 35 / 100
         server.route("/short.mp4", .content(content))
-        let result = try CLI.run(["play", "--backend", backend, "--audio", "null", server.url("/short.mp4").absoluteString], timeout: 40)
+        let result = try CLI.run(["play", "--backend", "ffmpeg", "--audio", "null", server.url("/short.mp4").absoluteString], timeout: 40)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("(buffering)"), "\(result.stdout)")
         #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")

@@ -269,6 +269,21 @@ import Testing
         #expect(rig.time.pendingCount == 0)
     }
 
+    @Test func playableDurationStaysWithinPositionAndDuration() {
+        let rig = ScriptedRig()
+        rig.prepare()
+        rig.player.currentPlaybackTime = 6
+        rig.settle()
+        rig.completeSeek(at: 6)
+        // A report from before the seek lags behind the position.
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 2, bufferingProgress: 10, bytesTransferred: 1))
+        #expect(rig.player.playableDuration == 6)
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 8, bufferingProgress: 50, bytesTransferred: 2))
+        #expect(rig.player.playableDuration == 8)
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 12, bufferingProgress: 100, bytesTransferred: 3))
+        #expect(rig.player.playableDuration == 10)
+    }
+
     @Test func anUnreadableCertificateAuthorityFileNeverReachesTheEngine() {
         let rig = ScriptedRig(url: URL(string: "https://127.0.0.1:9/clip.mp4")!) {
             $0.tlsCertificateAuthorities = URL(fileURLWithPath: "/nonexistent/authorities.pem")

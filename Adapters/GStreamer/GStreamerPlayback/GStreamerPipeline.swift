@@ -49,7 +49,8 @@ final class GStreamerPipeline: @unchecked Sendable {
             try configureVideo(options.videoOutput, playbin: playbin, userData: userData)
             try configureAudio(options.audioOutput, playbin: playbin)
             if let cap = options.maxBufferBytes, cap > 0 {
-                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap))
+                // The download queue's share of the cap (see GStreamerSession.configureElement).
+                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap / 4))
             }
         } catch {
             destroy()
