@@ -482,9 +482,19 @@ enum SocketQueues {
 
     /// Every IPv4 socket between two loopback addresses; empty when the file cannot be read.
     static func read() -> [Entry] {
-        guard let data = FileManager.default.contents(atPath: "/proc/net/tcp") else { return [] }
+        // Read in a loop: /proc files report a size of 0.
+        let fd = open("/proc/net/tcp", O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
         var entries: [Entry] = []
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
             guard fields.count > 4 else { continue }
             let local = fields[1].split(separator: ":"), remote = fields[2].split(separator: ":")
