@@ -52,8 +52,9 @@ let package = Package(
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
-            // Written by scripts/setup.sh from gstreamer-1.0, -app, -video and -audio (without
-            // GLib's -pthread, which SwiftPM refuses with a warning on every build).
+            // Written by scripts/setup.sh from gstreamer-1.0, -app, -video and -audio and gio-2.0
+            // (for the https authorities; without GLib's -pthread, which SwiftPM refuses with a
+            // warning on every build).
             pkgConfig: "playbackkit-gstreamer",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
         .target(
@@ -100,7 +101,11 @@ let package = Package(
                 .target(name: "MPVPlayback", condition: .when(traits: ["MPV"])),
                 .target(name: "VLCPlayback", condition: .when(traits: ["VLC"])),
             ]),
-        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
+        // OpenSSL for the conformance suite's local https server.
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL"], path: "Conformance"),
         .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 // MARK: - Outcomes a check throws
@@ -167,6 +168,8 @@ final class CheckContext: Sendable {
     /// The players made with `retained: false`, held weakly: clean-up shuts down those still alive.
     private let unretainedPlayers = Locked<[WeakPlayer]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
+    /// Temporary folders to delete after the check.
+    private let folders = Locked<[URL]>([])
     private let closed = Locked(false)
     /// What the check was doing last, for the report of a hang.
     let trace = Locked("starting")
@@ -257,20 +260,43 @@ final class CheckContext: Sendable {
         return queue
     }
 
-    /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
-    /// after the check.
-    func httpServer() throws -> LocalHTTPServer {
+    /// A local HTTP server on 127.0.0.1 with the suite's media (see `NetworkMedia`), https
+    /// when `tls` is given; stopped after the check.
+    func httpServer(tls: TLSServerIdentity? = nil) throws -> LocalHTTPServer {
         guard !closed.get() else { throw CancellationError() }
         let server: LocalHTTPServer
         do {
-            server = try LocalHTTPServer(media: fixture("frames.mp4"))
-        } catch let skip as CheckSkip {
-            throw skip
+            server = try LocalHTTPServer(tls: tls)
         } catch {
             throw CheckFailure("the suite could not start its local HTTP server: \(error)")
         }
         servers.withLock { $0.append(server) }
+        try NetworkMedia.install(on: server, context: self)
         return server
+    }
+
+    /// A fresh temporary folder, deleted after the check.
+    func temporaryFolder() throws -> URL {
+        guard !closed.get() else { throw CancellationError() }
+        var template = Array("/tmp/playbackkit-check-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CheckFailure("the suite could not make a temporary folder: \(String(cString: strerror(errno)))")
+        }
+        let folder = URL(fileURLWithPath: String(cString: made))
+        folders.withLock { $0.append(folder) }
+        return folder
+    }
+
+    /// A new test certificate authority (see `TestCertificates`), deleted after the check.
+    func certificates() throws -> TestCertificates {
+        guard !closed.get() else { throw CancellationError() }
+        do {
+            let made = try TestCertificates.make()
+            folders.withLock { $0.append(made.folder) }
+            return made
+        } catch {
+            throw CheckFailure("the suite could not make its test certificates: \(error)")
+        }
     }
 
     /// Shuts every player down (each call may take at most `limit` seconds) and stops the
@@ -295,6 +321,9 @@ final class CheckContext: Sendable {
         }
         for server in servers.withLock({ list -> [LocalHTTPServer] in defer { list.removeAll() }; return list }) {
             server.stop()
+        }
+        for folder in folders.withLock({ list -> [URL] in defer { list.removeAll() }; return list }) {
+            try? FileManager.default.removeItem(at: folder)
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }

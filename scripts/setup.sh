@@ -4,6 +4,8 @@
 set -euo pipefail
 packages=(
   pkg-config libpng-dev python3 ffmpeg
+  # the conformance suite's https server (OpenSSL) and its test certificates (the openssl tool)
+  libssl-dev openssl
   # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
   # bad (tsdemux, h264parse for MPEG-TS), X11 video sinks for window output, tools
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
@@ -45,7 +47,7 @@ write_pc() {  # name, pkg-config modules...
     "$name" "$*" "$cflags" "$libs" | $sudo tee "$pcdir/$name.pc" >/dev/null
 }
 $sudo mkdir -p "$pcdir"
-write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0
+write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0 gio-2.0
 write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11 libass
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
 "$(dirname "$0")/make-fixtures.sh"

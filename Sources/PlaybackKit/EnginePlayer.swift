@@ -67,6 +67,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     private var openTimeout: ScheduledWork?
     /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
     var trackSession = TrackSession()
+    private var stallLimit: ScheduledWork?      // runs while stalled and playing
 
     /// A player driving `engine` on `source`. `label` is the backend's name: what
     /// `backendName` reports, and the name of the player's queue.
@@ -120,6 +121,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             player.engine?.pause()
             player.clock.setRunning(false)
             player.setState(.paused)
+            player.updateStallLimit()
         }
     }
 
@@ -158,7 +160,16 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     public var loadState: LoadState { published.get().loadState }
     public var duration: TimeInterval { published.get().duration }
     public var naturalSize: VideoSize { published.get().naturalSize }
-    public var playableDuration: TimeInterval { buffer.get().playableDuration }
+    /// What the engine reports loaded, kept within [position, duration] once prepared: what
+    /// plays has been loaded (a report from before the last seek lags behind it), and nothing
+    /// lies past the end.
+    public var playableDuration: TimeInterval {
+        let reported = buffer.get().playableDuration
+        let state = published.get()
+        guard state.isPrepared else { return reported }
+        let loaded = max(reported, clock.read())
+        return state.duration > 0 ? min(loaded, state.duration) : loaded
+    }
     public var bufferingProgress: Int { buffer.get().bufferingProgress }
     public var numberOfBytesTransferred: Int64 { buffer.get().bytesTransferred }
 
@@ -267,7 +278,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
 
     private func startOpening() {
         guard phase == .idle, let engine else { return }
-        if let error = source.precheck(allowedSchemes: options.allowedSchemes) {
+        if let error = source.precheck(options: options) {
             fail(error)
             return
         }
@@ -287,7 +298,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         openTimeout = time.schedule(after: options.openTimeout, on: queue) { [weak self] in
             guard let self, self.phase == .opening, self.published.get().generation == generation else { return }
             let code: PlaybackError.Code = self.source.isFile ? .engine : .network
-            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
+            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Self.seconds(self.options.openTimeout)) s"))
         }
         let openOptions = optionsForOpening()
         if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
@@ -395,6 +406,33 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         stalled = waiting
         setLoadState(waiting ? [.stalled] : [.playable, .playthroughOK])
         clock.setRunning(!waiting && currentState == .playing && seekInFlight == nil)
+        updateStallLimit()
+    }
+
+    /// Runs the stall limit while playback waits for data and is meant to play: after
+    /// `options.stallTimeout` of it the play fails (`.network` for remote sources). Pausing
+    /// stops it; playing again starts it afresh.
+    private func updateStallLimit() {
+        let running = stalled && phase == .prepared && currentState == .playing
+        guard running else {
+            stallLimit?.cancel()
+            stallLimit = nil
+            return
+        }
+        guard stallLimit == nil else { return }
+        let generation = published.get().generation
+        stallLimit = time.schedule(after: options.stallTimeout, on: queue) { [weak self] in
+            guard let self, self.published.get().generation == generation, self.stalled,
+                  self.phase == .prepared, self.currentState == .playing else { return }
+            self.stallLimit = nil
+            let code: PlaybackError.Code = self.source.isFile ? .engine : .network
+            self.fail(PlaybackError(code: code, message: "play: \(self.source.url.absoluteString) sent no data for \(Self.seconds(self.options.stallTimeout)) s while playing (stallTimeout)"))
+        }
+    }
+
+    /// `seconds` for a message: whole numbers without decimals.
+    private static func seconds(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
     }
 
     // MARK: - Playing, ending, failing
@@ -409,6 +447,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         engine?.play()
         setState(.playing)
         if seekInFlight == nil, !stalled { clock.setRunning(true) }
+        updateStallLimit()
     }
 
     private func engineEnded() {
@@ -427,6 +466,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         clock.jump(to: end, running: false)
         if reportSeek { hub.send(.seekCompleted(end)) }
         setState(.stopped)
+        updateStallLimit()
         hub.send(.finished(.playbackEnded))
     }
 
@@ -447,6 +487,8 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         }
         openTimeout?.cancel()
         openTimeout = nil
+        stallLimit?.cancel()
+        stallLimit = nil
         engine?.close()
         phase = .idle
         ended = false

@@ -247,6 +247,17 @@ public struct PlaybackOptions: Sendable {
     /// External subtitle files (SRT, ASS/SSA, WebVTT; local or http(s)) added at prepare, in
     /// this order; the first is selected unless `preferredSubtitleLanguages` picks another.
     public var subtitleURLs: [URL] = []
+    /// How long playback may wait for data while playing (`loadState` `.stalled`) before it
+    /// fails with `.network` (seconds). Paused, nothing waits and the limit does not run.
+    public var stallTimeout: TimeInterval = 30
+    /// Remote media (http, https) may lead the engine only to other remote resources. A
+    /// playlist, manifest or reference inside it that names a local file (file:, a plain path,
+    /// concat:, subfile:, ...) ends the play in `.finished(.playbackError(.forbiddenURL))` and
+    /// the local file is never opened. true lifts this for sources the app trusts.
+    public var remoteMayReferenceLocalFiles: Bool = false
+    /// PEM file of extra certificate authorities trusted for https (besides the system's); a
+    /// certificate that does not verify ends in `.finished(.playbackError(.network))`.
+    public var tlsCertificateAuthorities: URL? = nil
 
     /// Options with the given outputs and defaults for the rest.
     public init(videoOutput: VideoOutput = .none, audioOutput: AudioOutput = .system) {

@@ -70,6 +70,20 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// A player that fails (`.finished(.playbackError)`) starts a thread that outlives it
         /// (by 5 minutes), as an engine whose failed open leaves its reader running.
         case leaksAThreadWhenItFails
+        /// httpHeaders never reach the engine.
+        case dropsHTTPHeaders
+        /// maxBufferBytes never reaches the engine: it reads ahead as far as it likes.
+        case ignoresReadAheadCap
+        /// Remote media may reference local files, whatever the options say.
+        case trustsRemoteReferences
+        /// `.stalled` is never reported, neither in loadState nor as an event.
+        case hidesStalls
+        /// While playing, playableDuration reads half a second behind the position.
+        case playableBehindPosition
+        /// openTimeout and stallTimeout are ten minutes, whatever the options say.
+        case waitsForeverOnSilentServers
+        /// A `.network` error is reported as `.engine`.
+        case mislabelsNetworkErrors
     }
 
     let inner: any MediaPlayback
@@ -118,6 +132,15 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         }
         if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
+        }
+        switch fault {
+        case .dropsHTTPHeaders: options.httpHeaders = [:]
+        case .ignoresReadAheadCap: options.maxBufferBytes = nil
+        case .trustsRemoteReferences: options.remoteMayReferenceLocalFiles = true
+        case .waitsForeverOnSilentServers:
+            options.openTimeout = 600
+            options.stallTimeout = 600
+        default: break
         }
         if fault == .leaksAThreadPerPlayer {
             Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
@@ -207,7 +230,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     var isPreparedToPlay: Bool { inner.isPreparedToPlay }
     var isPlaying: Bool { inner.isPlaying }
     var playbackState: PlaybackState { inner.playbackState }
-    var loadState: LoadState { inner.loadState }
+    var loadState: LoadState {
+        let real = inner.loadState
+        return fault == .hidesStalls ? real.subtracting(.stalled) : real
+    }
 
     var currentPlaybackTime: TimeInterval {
         get {
@@ -237,7 +263,11 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     }
 
     var duration: TimeInterval { inner.duration }
-    var playableDuration: TimeInterval { inner.playableDuration }
+    var playableDuration: TimeInterval {
+        let real = inner.playableDuration
+        guard fault == .playableBehindPosition, inner.isPlaying else { return real }
+        return max(0, min(real, inner.currentPlaybackTime - 0.5))
+    }
     var bufferingProgress: Int { inner.bufferingProgress }
     var numberOfBytesTransferred: Int64 { fault == .countsNoBytes ? 0 : inner.numberOfBytesTransferred }
 
@@ -361,6 +391,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case (.neverCompletesSeeks, .seekCompleted): return []
         case (.endsTwice, .finished(.playbackEnded)): return [event, event]
         case (.stopsSilently, .finished(.userExited)): return []
+        case (.hidesStalls, .loadStateChanged(let state)) where state.contains(.stalled): return []
+        case (.mislabelsNetworkErrors, .finished(.playbackError(let error))) where error.code == .network:
+            return [.finished(.playbackError(PlaybackError(code: .engine, message: error.message)))]
         default: return [event]
         }
     }

@@ -227,6 +227,96 @@ import Testing
         #expect(error.code == .forbiddenURL)
     }
 
+    // MARK: - Stalls and URL policy
+
+    @Test func aStallWhilePlayingLongerThanTheStallTimeoutIsANetworkError() {
+        let rig = ScriptedRig(url: URL(string: "http://127.0.0.1:9/clip.mp4")!) { $0.stallTimeout = 8 }
+        rig.prepareAndPlay()
+        rig.engine.sink.stalled(true)
+        rig.settle()
+        #expect(rig.player.loadState == [.stalled])
+        rig.advance(by: 7.9)
+        #expect(rig.finishes.isEmpty)
+        rig.advance(by: 0.2)
+        guard case .playbackError(let error)? = rig.finishes.first else {
+            Issue.record("no failure after the stall timeout: \(rig.events)")
+            return
+        }
+        #expect(error.code == .network)
+        #expect(error.message.contains("sent no data for 8 s"))
+        #expect(rig.engine.drivingCalls.last == .close)
+    }
+
+    @Test func theStallLimitRunsOnlyWhilePlaying() {
+        let rig = ScriptedRig(url: URL(string: "http://127.0.0.1:9/clip.mp4")!) { $0.stallTimeout = 8 }
+        rig.prepareAndPlay()
+        rig.engine.sink.stalled(true)
+        rig.settle()
+        rig.advance(by: 6)
+        rig.player.pause()
+        rig.settle()
+        rig.advance(by: 60)
+        #expect(rig.finishes.isEmpty, "failed while paused: \(rig.events)")
+        rig.player.play()
+        rig.settle()
+        rig.advance(by: 7)
+        #expect(rig.finishes.isEmpty, "playing again the limit starts afresh")
+        rig.engine.sink.stalled(false)
+        rig.settle()
+        rig.advance(by: 60)
+        #expect(rig.finishes.isEmpty)
+        #expect(rig.player.loadState == [.playable, .playthroughOK])
+        #expect(rig.time.pendingCount == 0)
+    }
+
+    @Test func playableDurationStaysWithinPositionAndDuration() {
+        let rig = ScriptedRig()
+        rig.prepare()
+        rig.player.currentPlaybackTime = 6
+        rig.settle()
+        rig.completeSeek(at: 6)
+        // A report from before the seek lags behind the position.
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 2, bufferingProgress: 10, bytesTransferred: 1))
+        #expect(rig.player.playableDuration == 6)
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 8, bufferingProgress: 50, bytesTransferred: 2))
+        #expect(rig.player.playableDuration == 8)
+        rig.engine.sink.bufferChanged(EngineBufferStatus(playableDuration: 12, bufferingProgress: 100, bytesTransferred: 3))
+        #expect(rig.player.playableDuration == 10)
+    }
+
+    @Test func anUnreadableCertificateAuthorityFileNeverReachesTheEngine() {
+        let rig = ScriptedRig(url: URL(string: "https://127.0.0.1:9/clip.mp4")!) {
+            $0.tlsCertificateAuthorities = URL(fileURLWithPath: "/nonexistent/authorities.pem")
+        }
+        rig.player.prepareToPlay()
+        rig.settle()
+        #expect(rig.engine.calls.isEmpty)
+        guard case .playbackError(let error)? = rig.finishes.first else {
+            Issue.record("no failure: \(rig.events)")
+            return
+        }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("tlsCertificateAuthorities"))
+    }
+
+    @Test func remoteMediaMayReferenceOnlyRemoteResources() {
+        var options = PlaybackOptions()
+        let remote = MediaSource(URL(string: "https://example.com/list.m3u8")!)
+        let policy = ReferencePolicy(source: remote, options: options)
+        #expect(policy.confinesToRemote)
+        for allowed in ["https://cdn.example.com/a.ts", "http://example.com/b.ts", "crypto+https://example.com/c.ts", "HTTP://EXAMPLE.COM/D.TS"] {
+            #expect(policy.refusal(of: allowed) == nil, "\(allowed)")
+        }
+        for local in ["file:///etc/passwd", "/etc/passwd", "segment.ts", "concat:/a.ts|/b.ts", "subfile,,start,0,end,1,,:/etc/passwd",
+                      "crypto:file:///etc/key", "data:text/plain,x", "httpx://example.com/", "http:/etc/passwd"] {
+            #expect(policy.refusal(of: local)?.code == .forbiddenURL, "\(local)")
+        }
+        options.remoteMayReferenceLocalFiles = true
+        #expect(ReferencePolicy(source: remote, options: options).refusal(of: "file:///etc/passwd") == nil)
+        let local = MediaSource(URL(fileURLWithPath: "/media/list.m3u8"))
+        #expect(ReferencePolicy(source: local, options: PlaybackOptions()).refusal(of: "/media/a.ts") == nil)
+    }
+
     @Test func anEngineFailureEndsThePlayWithItsError() {
         let rig = ScriptedRig()
         rig.player.prepareToPlay()

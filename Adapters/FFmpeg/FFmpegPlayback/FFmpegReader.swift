@@ -61,6 +61,12 @@ extension FFmpegSession {
             }
             let packet = lock.withLock { packetPool.take() }
             let status = av_read_frame(format.context, packet)
+            if let refusal = format.network?.refusal {
+                // A playlist led to a reference the policy forbids (the demuxer would skip it).
+                lock.withLock { packetPool.give(packet) }
+                fail(refusal)
+                return
+            }
             if status < 0 {
                 lock.withLock { packetPool.give(packet) }
                 if interrupt.isRaised { return }
@@ -166,9 +172,9 @@ extension FFmpegSession {
     // MARK: - Opening
 
     private func openSource() throws(PlaybackError) {
-        let input = try FormatInput(location: location, isNetwork: !source.isFile,
-                                    headers: options.httpHeaders, interrupt: interrupt)
-        try input.findStreamInfo(location: location, isNetwork: !source.isFile)
+        let network = source.isFile ? nil : try NetworkAccess(source: source, options: options)
+        let input = try FormatInput(location: location, network: network, interrupt: interrupt)
+        try input.findStreamInfo(location: location)
         let context = input.context
         if context.pointee.start_time != pk_av_nopts_value() {
             startTime = Double(context.pointee.start_time) / Double(pk_av_time_base())

@@ -103,12 +103,12 @@ struct SubtitleFile {
 
     /// Reads and decodes `url`; throws the mapped error when it cannot be opened or holds no
     /// subtitle stream. `interrupt` stops blocking I/O when the session closes.
-    static func load(_ url: URL, headers: [String: String], interrupt: InterruptFlag) throws(PlaybackError) -> SubtitleFile {
-        let isNetwork = !url.isFileURL
+    static func load(_ url: URL, options: PlaybackOptions, interrupt: InterruptFlag) throws(PlaybackError) -> SubtitleFile {
         let location = url.isFileURL ? url.path : url.absoluteString
-        let input = try FormatInput(location: location, isNetwork: isNetwork, headers: isNetwork ? headers : [:],
-                                    interrupt: interrupt)
-        try input.findStreamInfo(location: location, isNetwork: isNetwork)
+        // Over http(s) the file is opened as any network source (headers, certificates, policy).
+        let network = url.isFileURL ? nil : try NetworkAccess(source: MediaSource(url), options: options)
+        let input = try FormatInput(location: location, network: network, interrupt: interrupt)
+        try input.findStreamInfo(location: location)
         let context = input.context
         guard let index = (0..<Int32(context.pointee.nb_streams)).first(where: {
             input.stream($0).pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE

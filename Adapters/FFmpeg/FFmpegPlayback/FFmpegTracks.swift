@@ -219,7 +219,7 @@ extension FFmpegSession {
     /// logged and left out.
     func loadSubtitleFile(_ url: URL) {
         do throws(PlaybackError) {
-            let file = try SubtitleFile.load(url, headers: options.httpHeaders, interrupt: interrupt)
+            let file = try SubtitleFile.load(url, options: options, interrupt: interrupt)
             if let encoding = file.encoding {
                 PlaybackLog.log(.debug, "ffmpeg", "subtitle \(url.lastPathComponent): not UTF-8, read as \(encoding)")
             }

@@ -32,7 +32,8 @@ enum PipelineMessage: Sendable {
         }
         switch type {
         case GST_MESSAGE_ERROR:
-            self = .error(GStreamerErrors.playbackError(from: message, sourceIsRemote: context.sourceIsRemote))
+            // A reference the policy refused fails the play with that, whatever element noticed.
+            self = .error(context.refusal.get() ?? GStreamerErrors.playbackError(from: message, sourceIsRemote: context.sourceIsRemote))
         case GST_MESSAGE_WARNING:
             var error: UnsafeMutablePointer<GError>?
             var debug: UnsafeMutablePointer<gchar>?

@@ -30,16 +30,19 @@ final class GStreamerPipeline: @unchecked Sendable {
     /// `onVideoCapsChanged` the decoded video caps changing (any thread), `onSample` each
     /// picture the `.frames` sink receives (on a streaming thread; `preroll` for a paused one).
     /// Throws `PlaybackError(.backendUnavailable)` when a needed element is not installed.
-    init(uri: String, options: PlaybackOptions, sourceIsRemote: Bool, loopContext: OpaquePointer,
+    init(uri: String, options: PlaybackOptions, sourceIsRemote: Bool, policy: ReferencePolicy, loopContext: OpaquePointer,
          onMessage: @escaping (PipelineMessage) -> Void,
          onVideoCapsChanged: @escaping @Sendable () -> Void,
          onSample: @escaping @Sendable (PipelineSample, _ preroll: Bool) -> Void) throws {
         guard let made = gst_element_factory_make("playbin", "player") else {
             throw PlaybackError(code: .backendUnavailable, message: "open: the GStreamer element 'playbin' is not installed (gstreamer1.0-plugins-base)")
         }
+        // https: the system's authorities and the app's, in one file (ssl-ca-file replaces the system's).
+        let authorities = try options.tlsCertificateAuthorities.map { url throws(PlaybackError) in try TLSTrust.bundle(adding: url).path }
         let playbin = pk_gst_element(gst_object_ref_sink(made))!
         self.playbin = playbin
-        context = PipelineContext(options: options, sourceIsRemote: sourceIsRemote,
+        context = PipelineContext(options: options, sourceIsRemote: sourceIsRemote, policy: policy,
+                                  certificateAuthorities: authorities,
                                   playbinAddress: UInt(bitPattern: playbin), message: onMessage,
                                   videoCapsChanged: onVideoCapsChanged, sample: onSample)
         let userData = Unmanaged.passUnretained(context).toOpaque()
@@ -49,7 +52,8 @@ final class GStreamerPipeline: @unchecked Sendable {
             try configureVideo(options.videoOutput, playbin: playbin, userData: userData)
             try configureAudio(options.audioOutput, playbin: playbin)
             if let cap = options.maxBufferBytes, cap > 0 {
-                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap))
+                // The download queue's share of the cap (see PipelineContext.elementMade).
+                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap / 4))
             }
         } catch {
             destroy()
@@ -271,6 +275,13 @@ final class PipelineContext: @unchecked Sendable {
     let options: PlaybackOptions
     /// Resource errors are network errors.
     let sourceIsRemote: Bool
+    /// What the source may lead the pipeline to open.
+    let policy: ReferencePolicy
+    /// The authorities https readers trust when the app added its own (a GTlsDatabase of the
+    /// system's and the app's), released with the context.
+    let tlsDatabase: gpointer?
+    /// The first reference refused (see `configureReader`): the play fails with it.
+    let refusal = Locked<PlaybackError?>(nil)
     /// The playbin's address, telling its own messages from its children's.
     let playbinAddress: UInt
     /// A bus message, on the loop thread.
@@ -289,21 +300,27 @@ final class PipelineContext: @unchecked Sendable {
     /// Demuxers playbin plugged, watched while opening (`stoppedDemuxer()`).
     let demuxers = Locked<[ElementRef]>([])
 
-    init(options: PlaybackOptions, sourceIsRemote: Bool, playbinAddress: UInt,
+    init(options: PlaybackOptions, sourceIsRemote: Bool, policy: ReferencePolicy, certificateAuthorities: String?, playbinAddress: UInt,
          message: @escaping (PipelineMessage) -> Void,
          videoCapsChanged: @escaping @Sendable () -> Void,
          sample: @escaping @Sendable (PipelineSample, Bool) -> Void) {
         self.options = options
         self.sourceIsRemote = sourceIsRemote
+        self.policy = policy
+        tlsDatabase = certificateAuthorities.flatMap { pk_g_tls_file_database($0) }
         self.playbinAddress = playbinAddress
         self.message = message
         self.videoCapsChanged = videoCapsChanged
         self.sample = sample
     }
 
+    deinit {
+        if let tlsDatabase { g_object_unref(tlsDatabase) }
+    }
+
     /// playbin made its source element (on the thread that links it): keeps it, counts the
-    /// bytes it delivers, pushed or pulled, where they leave it, and hands the HTTP headers to
-    /// it (souphttpsrc's extra-headers).
+    /// bytes it delivers, pushed or pulled, where they leave it, and sets it up as a reader
+    /// (`configureReader`: headers, authorities).
     func sourceMade(_ element: UnsafeMutablePointer<GstElement>) {
         source.withLock { held in
             held.release()
@@ -319,36 +336,30 @@ final class PipelineContext: @unchecked Sendable {
             }, Unmanaged.passUnretained(self).toOpaque(), nil)
             probes.withLock { $0.append(PadProbe(pad: pad, id: id)) }
         }
-        guard !options.httpHeaders.isEmpty, pk_gst_has_property(element, "extra-headers") != 0 else { return }
-        let headers = gst_structure_new_empty("extra-headers")!
-        for (name, value) in options.httpHeaders {
-            // souphttpsrc sends its own User-Agent: replace it rather than send two.
-            if name.lowercased() == "user-agent", pk_gst_has_property(element, "user-agent") != 0 {
-                pk_gst_set_string(element, "user-agent", value)
-            } else {
-                pk_gst_structure_set_string(headers, name, value)
-            }
-        }
-        pk_gst_set_structure(element, "extra-headers", headers)
-        gst_structure_free(headers)
+        configureReader(element)
     }
 
-    /// playbin added an element somewhere (on the thread that plugs it): remembers demuxers
-    /// and caps the queues it makes on the read-ahead bound.
+    /// playbin added an element somewhere (on the thread that plugs it): remembers demuxers,
+    /// sets up readers (`configureNetworkElement`) and caps the queues it makes on the
+    /// read-ahead bound.
     func elementMade(_ element: UnsafeMutablePointer<GstElement>) {
         if let klass = pk_gst_element_klass(element), strstr(klass, "Demux") != nil {
             demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
         }
+        configureNetworkElement(element)
         guard let cap = options.maxBufferBytes, cap > 0,
               let factory = pk_gst_element_factory_name(element).map({ String(cString: $0) }) else { return }
+        // The cap is shared: a quarter for the download queue before the demuxer (playbin's
+        // buffer-size, which it gives queue2), an eighth for each (audio, video) queue after it.
+        let share: Int
         switch factory {
-        case "decodebin", "queue2", "multiqueue":
-            if pk_gst_has_property(element, "max-size-bytes") != 0 {
-                pk_gst_set_uint(element, "max-size-bytes", guint(clamping: cap))
-                PlaybackLog.log(.debug, "gstreamer", "\(factory): max-size-bytes \(cap)")
-            }
-        default:
-            break
+        case "queue2": share = cap / 4
+        case "decodebin", "multiqueue": share = cap / 8
+        default: return
+        }
+        if pk_gst_has_property(element, "max-size-bytes") != 0 {
+            pk_gst_set_uint(element, "max-size-bytes", guint(clamping: share))
+            PlaybackLog.log(.debug, "gstreamer", "\(factory): max-size-bytes \(share)")
         }
     }
 

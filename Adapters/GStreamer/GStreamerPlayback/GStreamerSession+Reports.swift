@@ -50,8 +50,18 @@ extension GStreamerSession {
     }
 
     func positionTick() {
-        guard phase == .ready, wantsPlaying, seekInFlight == nil, !atEnd, !buffering else { return }
-        if let position = pipeline?.position() { sink.position(position) }
+        if starvedPause {
+            resumeIfRefilled()
+            return
+        }
+        guard phase == .ready, wantsPlaying, seekInFlight == nil, !atEnd, !buffering else {
+            starvation.reset()
+            return
+        }
+        if let position = pipeline?.position() {
+            sink.position(position)
+            if !source.isFile, starvation.observe(position, at: monotonicSeconds(), speed: rate) { pauseForData() }
+        }
         ticks += 1
         if ticks % 8 == 0 {
             refreshBufferStatus()
@@ -66,6 +76,40 @@ extension GStreamerSession {
         PlaybackLog.log(.debug, "gstreamer", "duration now \(value) s")
         duration = value
         sink.durationChanged(value)
+    }
+
+    /// Playback crawls for want of data (see `StarvationWatch`): hold it paused, as
+    /// buffering does, until `resumeIfRefilled` finds enough came in.
+    func pauseForData() {
+        guard let pipeline else { return }
+        PlaybackLog.log(.debug, "gstreamer", "playback crawls: pausing until more is loaded")
+        starvedPause = true
+        starvedAt = (pipeline.bufferFigures().bytesRead, monotonicSeconds())
+        buffering = true
+        sink.stalled(true)
+        pipeline.setState(.paused)
+    }
+
+    /// Ends the pause of `pauseForData` once `StarvationWatch.refill` seconds of media came
+    /// in since (by bytes, at the source's average bitrate; by time when its size is not
+    /// known), or all the rest.
+    func resumeIfRefilled() {
+        guard phase == .ready, let pipeline else { return }
+        let figures = pipeline.bufferFigures()
+        let arrived = figures.bytesRead - starvedAt.bytes
+        let refilled: Bool
+        if let size = figures.sourceSize, duration > 0 {
+            refilled = figures.bytesRead >= size || Double(arrived) >= StarvationWatch.refill * Double(size) / duration
+        } else {
+            refilled = monotonicSeconds() - starvedAt.time >= StarvationWatch.refill * 2
+        }
+        guard refilled else { return }
+        PlaybackLog.log(.debug, "gstreamer", "\(arrived) bytes came in: playing on")
+        starvedPause = false
+        buffering = false
+        starvation.reset()
+        sink.stalled(false)
+        applyWantedState()
     }
 
     /// Bytes read (counted on the source's pad), buffered-up-to time and progress from a

@@ -43,6 +43,12 @@ final class GStreamerSession: @unchecked Sendable {
     /// The rate changed while opening or while a seek was in flight: a rate seek follows.
     var rateSeekOwed = false
     var positionTimer: LoopTimer?
+    /// Playback that crawls for want of data without queue2 saying so (see `StarvationWatch`).
+    var starvation = StarvationWatch()
+    /// Held paused by `pauseForData` (with `buffering` set) until enough came in.
+    var starvedPause = false
+    /// The bytes read and the time when `pauseForData` began.
+    var starvedAt: (bytes: Int64, time: Double) = (0, 0)
     var failureCheck: LoopTimer?
     var demuxerCheck: LoopTimer?
     var seekSettleTimer: LoopTimer?
@@ -124,7 +130,8 @@ final class GStreamerSession: @unchecked Sendable {
         let made: GStreamerPipeline
         do {
             made = try GStreamerPipeline(
-                uri: source.url.absoluteString, options: options, sourceIsRemote: source.isHTTP, loopContext: context,
+                uri: source.url.absoluteString, options: options, sourceIsRemote: source.isHTTP,
+                policy: ReferencePolicy(source: source, options: options), loopContext: context,
                 onMessage: { [weak self] message in self?.handle(message) },
                 onVideoCapsChanged: { [weak self] in
                     guard let self else { return }
@@ -198,7 +205,8 @@ final class GStreamerSession: @unchecked Sendable {
             startPositionTimer()
         } else {
             pipeline.setState(.paused)
-            stopPositionTimer()
+            // Held for want of data, the timer looks for the refill.
+            if starvedPause { startPositionTimer() } else { stopPositionTimer() }
         }
     }
 
@@ -342,6 +350,7 @@ final class GStreamerSession: @unchecked Sendable {
             if wantsPlaying { pipeline?.setState(.paused) }
         } else if percent >= 100, buffering {
             buffering = false
+            starvedPause = false
             sink.stalled(false)
             applyWantedState()
         }

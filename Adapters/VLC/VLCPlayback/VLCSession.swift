@@ -184,9 +184,13 @@ final class VLCSession: @unchecked Sendable {
             }
         }
         if let cap = options.maxBufferBytes, cap > 0 {
-            // libVLC buffers by time; bound the prefetch stream filter's read-ahead in bytes.
-            list.append(":prefetch-buffer-size=\(max(16, cap / 1024))")
-            list.append(":prefetch-read-size=\(max(1024, min(cap, 16384)))")
+            // libVLC buffers by time: a quarter of the cap for the prefetch stream filter's
+            // read-ahead in bytes, another for what the demuxer reads ahead of the picture (the
+            // network caching, in ms: at 8 Mbit/s that quarter is 1 ms per 1 KiB, 100 ms to
+            // 1 s); the rest is what the decoders and libVLC's own buffers hold beyond those.
+            list.append(":prefetch-buffer-size=\(max(16, cap / 4096))")
+            list.append(":prefetch-read-size=\(max(1024, min(cap / 4, 16384)))")
+            if !source.isFile { list.append(":network-caching=\(min(1000, max(100, cap / 4096)))") }
         }
         return list
     }
