@@ -2,6 +2,7 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the
@@ -123,6 +124,15 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
+    var probe: StreamProbe?
+    /// Subtitle files added to the player, in order.
+    var externalSubtitles: [VLCExternalSubtitle] = []
+    /// The engine id of the subtitle whose cues were read (or are being read).
+    var cuesReadFor: String?
+    /// The volume libVLC reports it applies (0...1), read back after each change, for
+    /// `appliedVolume` on any thread.
+    let appliedVolume: Locked<Float?>
     /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
     var stateChangeSentAt: Double?
     /// True when libVLC's video output has been paused since it was made (one made while the
@@ -131,7 +141,8 @@ final class VLCSession: @unchecked Sendable {
     var outputKnowsPause = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
-         options: PlaybackOptions, sink: EngineSink) {
+         options: PlaybackOptions, sink: EngineSink, appliedVolume: Locked<Float?>) {
+        self.appliedVolume = appliedVolume
         self.instance = instance
         self.queue = queue
         self.frames = frames
@@ -164,6 +175,7 @@ final class VLCSession: @unchecked Sendable {
         // sound server, say) is not about this source.
         VLCLog.clearProblem()
         startTimer()
+        probeSource()
         if source.isFile {
             phase = .parsing
             made.startParse(network: false, timeoutMilliseconds: 5000)
@@ -188,6 +200,7 @@ final class VLCSession: @unchecked Sendable {
             list.append(":prefetch-buffer-size=\(max(16, cap / 1024))")
             list.append(":prefetch-read-size=\(max(1024, min(cap, 16384)))")
         }
+        if let encoding = subtitleEncodingOption() { list.append(encoding) }
         return list
     }
 
@@ -229,7 +242,8 @@ final class VLCSession: @unchecked Sendable {
             video = callbacks
             player.attachVideo(callbacks)
         }
-        if options.audioOutput == .null { player.setAudioOutput("adummy") }
+        if options.audioOutput == .null { player.discardAudio() }
+        addOpeningSubtitles()
         setMuted(true)
         pictureTimes.enter(.settling, at: 0)
         phase = .starting
@@ -330,6 +344,9 @@ final class VLCSession: @unchecked Sendable {
         pictureTimes.enter(.paused, at: 0)
         presentShownPicture(at: 0)
         reportBuffer()
+        reportTracks()
+        reportTagsAndChapters()
+        readBackVolume()
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
     }
 
@@ -370,6 +387,12 @@ final class VLCSession: @unchecked Sendable {
     func setVolume(_ volume: Float) {
         self.volume = volume
         if !muted { player?.setVolume(Int((volume * 100).rounded())) }
+        readBackVolume()
+    }
+
+    /// Notes the volume libVLC reports (not the one last set), for `appliedVolume`.
+    func readBackVolume() {
+        appliedVolume.set(player?.appliedVolume.map { Float($0) / 100 })
     }
 
     func setScalingMode(_ mode: ScalingMode) {
@@ -387,6 +410,7 @@ final class VLCSession: @unchecked Sendable {
         player?.release()
         player = nil
         video = nil
+        appliedVolume.set(nil)
     }
 
     func fail(_ error: PlaybackError) {
