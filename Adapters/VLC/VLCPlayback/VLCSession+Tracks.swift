@@ -23,7 +23,7 @@ extension VLCSession {
     /// they were added, each with libVLC's own selection.
     func engineTracks() -> [EngineTrack] {
         guard let player else { return [] }
-        let streams = player.mediaStreams()
+        let streams = embeddedStreams(player)
         var tracks: [EngineTrack] = []
         let selected = Dictionary(uniqueKeysWithValues: TrackKind.allCases.map { ($0, player.selectedStream($0)) })
         if let probe {
@@ -52,6 +52,18 @@ extension VLCSession {
                                       isSelected: selected[.subtitle] == id))
         }
         return tracks
+    }
+
+    /// The media's own streams: those the parse listed, or (network sources, not parsed) the
+    /// media's streams without the last subtitle ones, which are the added files'.
+    private func embeddedStreams(_ player: VLCMediaPlayer) -> [VLCStream] {
+        if let parsedStreams { return parsedStreams }
+        var streams = player.mediaStreams()
+        for _ in 0..<externalSubtitles.count {
+            guard let last = streams.lastIndex(where: { $0.kind == .subtitle }) else { break }
+            streams.remove(at: last)
+        }
+        return streams
     }
 
     /// Reports the tracks and reads the cues of the selected subtitle when it changed.

@@ -126,6 +126,9 @@ final class VLCSession: @unchecked Sendable {
     var windowOutput = false
     /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
     var probe: StreamProbe?
+    /// The media's own streams as the parse listed them (local files), before libVLC lists
+    /// added subtitle files among them.
+    var parsedStreams: [VLCStream]?
     /// Subtitle files added to the player, in order.
     var externalSubtitles: [VLCExternalSubtitle] = []
     /// The engine id of the subtitle whose cues were read (or are being read).
@@ -207,6 +210,7 @@ final class VLCSession: @unchecked Sendable {
     func parsed(status: Int32) {
         guard phase == .parsing, let player else { return }
         tracks = player.trackSummary()
+        parsedStreams = player.mediaStreams()
         if status == Int32(libvlc_media_parsed_status_done.rawValue), !tracks.hasVideo, !tracks.hasAudio {
             fail(PlaybackError(code: .unsupportedFormat, message: "open: libVLC found no audio or video stream in \(source.path)\(detail())"))
             return
