@@ -174,7 +174,7 @@ final class VLCMediaPlayer {
     func setVolume(_ percent: Int) { _ = libvlc_audio_set_volume(player, Int32(percent)) }
     /// Sets the playback rate.
     func setRate(_ rate: Float) { _ = libvlc_media_player_set_rate(player, rate) }
-    /// Uses the named audio output module ("adummy" discards the sound).
+    /// Uses the named audio output module.
     func setAudioOutput(_ module: String) { _ = libvlc_audio_output_set(player, module) }
     /// Discards the sound through libVLC's memory audio output. libVLC 3 reads no volume back
     /// from its dummy output or from the memory output (`libvlc_audio_get_volume` gives 0
@@ -187,7 +187,7 @@ final class VLCMediaPlayer {
         libvlc_audio_set_volume_callback(player, noteOutputVolume)
         discardsAudio = true
         // Makes the output now (the callbacks alone only forget the old one).
-        _ = libvlc_audio_output_set(player, "amem")
+        setAudioOutput("amem")
     }
     /// Draws into the X11 window `id`.
     func setWindow(_ id: UInt32) { libvlc_media_player_set_xwindow(player, id) }
