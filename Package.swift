@@ -88,7 +88,8 @@ let package = Package(
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
-                           .target(name: "PictureConversion", condition: .when(traits: ["VLC"]))],
+                           .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
         // MARK: - Registry, conformance suite, command line

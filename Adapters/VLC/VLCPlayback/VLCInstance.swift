@@ -12,10 +12,10 @@ final class VLCInstance: @unchecked Sendable {
     let handle: OpaquePointer
 
     /// Arguments for a headless instance that also works as root: no Xlib threading, no on-video
-    /// titles or OSD, no subtitles or config files, software decoding, nothing printed.
+    /// titles or OSD, no subtitle files found beside the media, no config files, software decoding, nothing printed.
     static let arguments = [
         "--no-xlib", "--no-video-title-show", "--no-osd", "--no-snapshot-preview",
-        "--no-spu", "--no-sub-autodetect-file", "--ignore-config",
+        "--no-sub-autodetect-file", "--ignore-config",
         "--avcodec-hw=none", "--no-metadata-network-access",
         // Also quiets libavcodec's own printing to stderr; libVLC's log still reaches the
         // callback below.

@@ -32,6 +32,7 @@ extension VLCSession {
             if count > 0, phase == .ready { videoOutputChanged() }
         case .streamAdded(let kind):
             streamKinds.insert(kind)
+            streamAppeared()
         }
     }
 
@@ -203,6 +204,7 @@ extension VLCSession {
         muted = mute
         player.setMuted(mute)
         if !mute { player.setVolume(Int((volume * 100).rounded())) }
+        readBackVolume()
     }
 
     func applyWindowScaling() {
@@ -234,6 +236,7 @@ extension VLCSession {
     private func tick() {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
+        readBackVolume()
         recoverIfStuck()
         guard phase == .ready, !ended else { return }
         if let operation = seekOperation {

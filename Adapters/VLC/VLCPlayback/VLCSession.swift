@@ -2,6 +2,7 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the
@@ -123,6 +124,18 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
+    var probe: StreamProbe?
+    /// The media's own streams as the parse listed them (local files), before libVLC lists
+    /// added subtitle files among them.
+    var parsedStreams: [VLCStream]?
+    /// Subtitle files added to the player, in order.
+    var externalSubtitles: [VLCExternalSubtitle] = []
+    /// The engine id of the subtitle whose cues were read (or are being read).
+    var cuesReadFor: String?
+    /// The volume libVLC reports it applies (0...1), read back after each change, for
+    /// `appliedVolume` on any thread.
+    let appliedVolume: Locked<Float?>
     /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
     var stateChangeSentAt: Double?
     /// True when libVLC's video output has been paused since it was made (one made while the
@@ -131,7 +144,8 @@ final class VLCSession: @unchecked Sendable {
     var outputKnowsPause = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
-         options: PlaybackOptions, sink: EngineSink) {
+         options: PlaybackOptions, sink: EngineSink, appliedVolume: Locked<Float?>) {
+        self.appliedVolume = appliedVolume
         self.instance = instance
         self.queue = queue
         self.frames = frames
@@ -164,6 +178,7 @@ final class VLCSession: @unchecked Sendable {
         // sound server, say) is not about this source.
         VLCLog.clearProblem()
         startTimer()
+        probeSource()
         if source.isFile {
             phase = .parsing
             made.startParse(network: false, timeoutMilliseconds: 5000)
@@ -192,12 +207,14 @@ final class VLCSession: @unchecked Sendable {
             list.append(":prefetch-read-size=\(max(1024, min(cap / 4, 16384)))")
             if !source.isFile { list.append(":network-caching=\(min(1000, max(100, cap / 4096)))") }
         }
+        if let encoding = subtitleEncodingOption() { list.append(encoding) }
         return list
     }
 
     func parsed(status: Int32) {
         guard phase == .parsing, let player else { return }
         tracks = player.trackSummary()
+        parsedStreams = player.mediaStreams()
         if status == Int32(libvlc_media_parsed_status_done.rawValue), !tracks.hasVideo, !tracks.hasAudio {
             fail(PlaybackError(code: .unsupportedFormat, message: "open: libVLC found no audio or video stream in \(source.path)\(detail())"))
             return
@@ -233,7 +250,8 @@ final class VLCSession: @unchecked Sendable {
             video = callbacks
             player.attachVideo(callbacks)
         }
-        if options.audioOutput == .null { player.setAudioOutput("adummy") }
+        if options.audioOutput == .null { player.discardAudio() }
+        addOpeningSubtitles()
         setMuted(true)
         pictureTimes.enter(.settling, at: 0)
         phase = .starting
@@ -334,6 +352,9 @@ final class VLCSession: @unchecked Sendable {
         pictureTimes.enter(.paused, at: 0)
         presentShownPicture(at: 0)
         reportBuffer()
+        reportTracks()
+        reportTagsAndChapters()
+        readBackVolume()
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
     }
 
@@ -374,6 +395,12 @@ final class VLCSession: @unchecked Sendable {
     func setVolume(_ volume: Float) {
         self.volume = volume
         if !muted { player?.setVolume(Int((volume * 100).rounded())) }
+        readBackVolume()
+    }
+
+    /// Notes the volume libVLC reports (not the one last set), for `appliedVolume`.
+    func readBackVolume() {
+        appliedVolume.set(player?.appliedVolume.map { Float($0) / 100 })
     }
 
     func setScalingMode(_ mode: ScalingMode) {
@@ -391,6 +418,7 @@ final class VLCSession: @unchecked Sendable {
         player?.release()
         player = nil
         video = nil
+        appliedVolume.set(nil)
     }
 
     func fail(_ error: PlaybackError) {
