@@ -53,6 +53,35 @@ public enum TLSTrust {
     /// Where Debian keeps the system's authorities, one PEM file.
     public static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
 
+    /// A folder holding a copy of the PEM file `extra` alone, for engines that trust a folder
+    /// of authorities besides the system's (libVLC's gnutls-dir-trust). Made once per content
+    /// in the temporary folder.
+    public static func folder(holding extra: URL) throws(PlaybackError) -> URL {
+        guard let added = FileManager.default.contents(atPath: extra.path), !added.isEmpty else {
+            throw PlaybackError(code: .invalidArgument, message: "open: tlsCertificateAuthorities \(extra.path) cannot be read or is empty")
+        }
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("playbackkit-authorities-\(getuid())-\(fingerprint(added))")
+        let file = folder.appendingPathComponent("authorities.pem")
+        if FileManager.default.contents(atPath: file.path) == added { return folder }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try added.write(to: file, options: .atomic)
+        } catch {
+            throw PlaybackError(code: .engine, message: "open: cannot write the authorities folder \(folder.path): \(error)")
+        }
+        return folder
+    }
+
+    /// FNV-1a of `data`, in hex: names the files made for a content.
+    private static func fingerprint(_ data: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
     /// A PEM file holding the system's authorities followed by those in `extra`, for engines
     /// that take one file which replaces the system's (FFmpeg's and mpv's `ca_file`,
     /// souphttpsrc's `ssl-ca-file`). Written once per content into the temporary folder.
@@ -63,12 +92,7 @@ public enum TLSTrust {
         var combined = FileManager.default.contents(atPath: systemBundle) ?? Data()
         if let last = combined.last, last != UInt8(ascii: "\n") { combined.append(UInt8(ascii: "\n")) }
         combined.append(added)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
-        for byte in combined {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let name = "playbackkit-authorities-\(getuid())-\(String(hash, radix: 16)).pem"
+        let name = "playbackkit-authorities-\(getuid())-\(fingerprint(combined)).pem"
         let url = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
         if FileManager.default.contents(atPath: url.path) == combined { return url }
         do {

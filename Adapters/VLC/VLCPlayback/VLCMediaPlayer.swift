@@ -92,8 +92,9 @@ final class VLCMediaPlayer {
     /// The sound goes to the memory output (`discardAudio()`).
     private(set) var discardsAudio = false
 
-    /// Makes the media for `source` with `options` (":name=value" strings) and a player for it.
-    init(instance: VLCInstance, source: MediaSource, mediaOptions: [String],
+    /// Makes the media for `source` with `options` (":name=value" strings; `trustedOptions`
+    /// are those libVLC applies to a media only when marked trusted) and a player for it.
+    init(instance: VLCInstance, source: MediaSource, mediaOptions: [String], trustedOptions: [String] = [],
          forward: @escaping @Sendable (VLCEvent) -> Void) throws(PlaybackError) {
         let made: OpaquePointer?
         if source.isFile {
@@ -105,6 +106,9 @@ final class VLCMediaPlayer {
             throw PlaybackError(code: .engine, message: "libvlc_media_new: could not make a media for \(source.url.absoluteString) (\(VLCLog.lastProblem() ?? "no message"))")
         }
         for option in mediaOptions { libvlc_media_add_option(media, option) }
+        for option in trustedOptions {
+            libvlc_media_add_option_flag(media, option, UInt32(libvlc_media_option_trusted))
+        }
         guard let player = libvlc_media_player_new_from_media(media) else {
             libvlc_media_release(media)
             throw PlaybackError(code: .engine, message: "libvlc_media_player_new_from_media: \(VLCLog.lastProblem() ?? "no message")")

@@ -161,7 +161,8 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
+            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions(),
+                                      trustedOptions: trustedMediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
                 if case .timeChanged(let milliseconds) = event { pictureTimes.timeReported(Double(milliseconds) / 1000) }
@@ -209,6 +210,13 @@ final class VLCSession: @unchecked Sendable {
         }
         if let encoding = subtitleEncodingOption() { list.append(encoding) }
         return list
+    }
+
+    /// Options libVLC takes for a media only when marked trusted: the app's authorities for
+    /// https, as a folder the gnutls module trusts besides the system's.
+    private func trustedMediaOptions() throws(PlaybackError) -> [String] {
+        guard source.isHTTP, let authorities = options.tlsCertificateAuthorities else { return [] }
+        return [":gnutls-dir-trust=\(try TLSTrust.folder(holding: authorities).path)"]
     }
 
     func parsed(status: Int32) {
@@ -427,7 +435,20 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         timer?.cancel()
         timer = nil
-        sink.failed(error)
+        sink.failed(localReferenceRefusal() ?? error)
+    }
+
+    /// The `.forbiddenURL` error when this remote source's playlist named a local file: libVLC
+    /// skips such segments (it reads local ones only for a local playlist) and then fails for
+    /// want of streams.
+    private func localReferenceRefusal() -> PlaybackError? {
+        guard source.isHTTP, let host = source.url.host else { return nil }
+        var location = host
+        if let port = source.url.port { location += ":\(port)" }
+        location += source.url.path
+        if let query = source.url.query { location += "?" + query }
+        guard let reference = VLCLog.takeLocalReference(location: location) else { return nil }
+        return ReferencePolicy(source: source, options: options).refusal(of: reference)
     }
 
 
