@@ -74,8 +74,21 @@ static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointe
 static inline void pk_gst_set_caps(gpointer object, const gchar *name, GstCaps *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstStructure *value) { g_object_set(object, name, value, NULL); }
 
+static inline void pk_gst_set_int64(gpointer object, const gchar *name, gint64 value) { g_object_set(object, name, value, NULL); }
+
 static inline gint pk_gst_get_int(gpointer object, const gchar *name) {
     gint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// A guint- or flags-valued property (flags are collected as guint).
+static inline guint pk_gst_get_uint(gpointer object, const gchar *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+static inline gdouble pk_gst_get_double(gpointer object, const gchar *name) {
+    gdouble value = 0;
     g_object_get(object, name, &value, NULL);
     return value;
 }

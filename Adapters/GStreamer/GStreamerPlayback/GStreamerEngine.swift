@@ -38,5 +38,9 @@ final class GStreamerEngine: PlaybackEngine, Sendable {
     }
 
     func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
+    var appliedVolume: Float? { session.get()?.appliedVolume }
+
+    func selectTrack(kind: TrackKind, engineID: String?) { session.get()?.selectTrack(kind: kind, engineID: engineID) }
+    func setSubtitleDelay(_ seconds: TimeInterval) { session.get()?.setSubtitleDelay(seconds) }
 }
 #endif

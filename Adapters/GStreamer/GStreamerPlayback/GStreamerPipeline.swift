@@ -288,6 +288,9 @@ final class PipelineContext: @unchecked Sendable {
     let source = Locked(ElementRef())
     /// Demuxers playbin plugged, watched while opening (`stoppedDemuxer()`).
     let demuxers = Locked<[ElementRef]>([])
+    /// The text encoding of the local subtitle file playbin plays (the package's rule, since
+    /// subparse's own guess may differ); nil without one.
+    let subtitleEncoding: SubtitleEncoding?
 
     init(options: PlaybackOptions, sourceIsRemote: Bool, playbinAddress: UInt,
          message: @escaping (PipelineMessage) -> Void,
@@ -299,6 +302,10 @@ final class PipelineContext: @unchecked Sendable {
         self.message = message
         self.videoCapsChanged = videoCapsChanged
         self.sample = sample
+        subtitleEncoding = options.subtitleURLs.first.flatMap { url in
+            guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else { return nil }
+            return SubtitleEncoding.detect(data)
+        }
     }
 
     /// playbin made its source element (on the thread that links it): keeps it, counts the
@@ -339,8 +346,11 @@ final class PipelineContext: @unchecked Sendable {
         if let klass = pk_gst_element_klass(element), strstr(klass, "Demux") != nil {
             demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
         }
-        guard let cap = options.maxBufferBytes, cap > 0,
-              let factory = pk_gst_element_factory_name(element).map({ String(cString: $0) }) else { return }
+        let factory = pk_gst_element_factory_name(element).map { String(cString: $0) }
+        if factory == "subparse", let encoding = subtitleEncoding {
+            pk_gst_set_string(element, "subtitle-encoding", encoding.rawValue)
+        }
+        guard let cap = options.maxBufferBytes, cap > 0, let factory else { return }
         switch factory {
         case "decodebin", "queue2", "multiqueue":
             if pk_gst_has_property(element, "max-size-bytes") != 0 {

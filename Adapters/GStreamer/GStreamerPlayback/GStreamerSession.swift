@@ -1,5 +1,6 @@
 #if GStreamer
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source: a `GStreamerPipeline` driven on its own GLib loop thread. Everything the
@@ -48,6 +49,10 @@ final class GStreamerSession: @unchecked Sendable {
     var seekSettleTimer: LoopTimer?
     var stoppedDemuxerSeen = false
     var ticks = 0
+    /// What libavformat read of a local file (streams, tags, chapters); nil otherwise.
+    var probe: StreamProbe?
+    /// The subtitle file playing as playbin's "suburi", if any.
+    var externalSubtitle: URL?
 
     /// Position samples per second while playing.
     static let positionInterval: UInt32 = 33
@@ -105,6 +110,19 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in pipeline?.setForceAspectRatio(mode != .fill) }
     }
 
+    /// Plays track `engineID` of `kind` (none when nil); see GStreamerSession+Tracks.swift.
+    func selectTrack(kind: TrackKind, engineID: String?) {
+        loop.post { [self] in selectTrackNow(kind: kind, engineID: engineID) }
+    }
+
+    /// Draws subtitles `seconds` later.
+    func setSubtitleDelay(_ seconds: TimeInterval) {
+        loop.post { [self] in pipeline?.setTextOffset(seconds) }
+    }
+
+    /// The volume playbin applies now. Any thread.
+    var appliedVolume: Float? { sharedPipeline.get()?.volume().map { Float($0) } }
+
     /// Ends the loop; the pipeline is then set to NULL and released on the loop thread.
     func close() { loop.stop() }
 
@@ -121,6 +139,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     func open() {
         guard let context = loop.mainContext else { return }
+        prepareMediaModel()
         let made: GStreamerPipeline
         do {
             made = try GStreamerPipeline(
@@ -140,6 +159,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
         pipeline = made
         sharedPipeline.set(made)
+        if let externalSubtitle { made.setSubtitleURI(externalSubtitle.absoluteString) }
         switch made.setState(.paused) {
         case .failure:
             // The error message is on the bus; should none come, say so after a moment.
@@ -171,6 +191,7 @@ final class GStreamerSession: @unchecked Sendable {
         sharedNaturalSize.set(naturalSize)
         let streams = pipeline.streamCounts()
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0
+        reportMediaModel()
         PlaybackLog.log(.info, "gstreamer", "prerolled \(source.url.lastPathComponent): \(duration) s, \(naturalSize), video \(hasVideo), audio \(hasAudio)")
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
         refreshBufferStatus()

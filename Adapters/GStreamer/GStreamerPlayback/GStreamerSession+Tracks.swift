@@ -1,0 +1,107 @@
+#if GStreamer
+import FoundationEssentials
+import MediaProbe
+import PlaybackKit
+
+// Tracks, tags, chapters and subtitle cues. playbin numbers the streams of each kind (its
+// current-video/-audio/-text); the engine id of a track is that number. For a local file
+// libavformat's probe (`StreamProbe`) completes what playbin does not say: stream flags,
+// titles, languages, FFmpeg's codec names, the container's tags and chapters. The external
+// subtitle file is playbin's "suburi", its last text stream; playbin takes one such file.
+// Cues are read ahead from the file (`SubtitleCueReader`). Everything here runs on the loop
+// thread.
+
+extension GStreamerSession {
+    // MARK: - Opening
+
+    /// Before the pipeline is built: probes a local file and takes the first subtitle file of
+    /// the options (playbin plays one external file at a time; further ones are left out).
+    func prepareMediaModel() {
+        if source.isFile {
+            do {
+                probe = try StreamProbe.read(source.url)
+            } catch {
+                PlaybackLog.log(.warning, "gstreamer", "\(error.message)")
+            }
+        }
+        externalSubtitle = options.subtitleURLs.first
+        if options.subtitleURLs.count > 1 {
+            PlaybackLog.log(.warning, "gstreamer", "playbin plays one subtitle file: \(options.subtitleURLs.count - 1) more left out")
+        }
+    }
+
+    /// Prerolled, before `sink.prepared`: the tracks, the tags, the chapters and the cues of
+    /// the subtitle playbin shows.
+    func reportMediaModel() {
+        sink.tracksChanged(engineTracks())
+        if let probe {
+            sink.metadataChanged(probe.tags)
+            if !probe.chapters.isEmpty { sink.chaptersChanged(probe.chapters) }
+        }
+        reportSubtitleCues()
+    }
+
+    // MARK: - The track list
+
+    /// playbin's streams as engine tracks, completed from the probe where its streams of a
+    /// kind are as many as playbin's embedded ones; the external file last.
+    func engineTracks() -> [EngineTrack] {
+        guard let pipeline else { return [] }
+        var tracks: [EngineTrack] = []
+        for kind in [TrackKind.video, .audio, .subtitle] {
+            let count = pipeline.streamCount(kind)
+            let current = pipeline.currentStream(kind)
+            let embeddedCount = kind == .subtitle && externalSubtitle != nil ? max(0, count - 1) : count
+            let probed = probe?.streams.filter { $0.kind == kind } ?? []
+            for index in 0..<embeddedCount {
+                let stream = probed.count == embeddedCount ? probed[index] : nil
+                tracks.append(EngineTrack(
+                    kind: kind, engineID: String(index), title: stream?.title, language: stream?.language,
+                    codec: stream?.codec, isDefault: stream?.isDefault ?? false, isForced: stream?.isForced ?? false,
+                    isSelected: current == index))
+            }
+            if kind == .subtitle, let externalSubtitle, count > embeddedCount {
+                let codec = externalSubtitle.isFileURL ? (try? StreamProbe.read(externalSubtitle))?.streams.first?.codec : nil
+                tracks.append(EngineTrack(kind: .subtitle, engineID: String(embeddedCount), codec: codec,
+                                          isExternal: true, isSelected: current == embeddedCount))
+            }
+        }
+        return tracks
+    }
+
+    // MARK: - Selections
+
+    /// Plays stream `engineID` of `kind` (none when nil) and reports the new list, and the
+    /// new subtitle's cues.
+    func selectTrackNow(kind: TrackKind, engineID: String?) {
+        guard let pipeline else { return }
+        let index = engineID.flatMap { Int($0) }
+        if engineID != nil, index == nil { return }
+        pipeline.selectStream(kind, index: index)
+        sink.tracksChanged(engineTracks())
+        if kind == .subtitle { reportSubtitleCues() }
+    }
+
+    // MARK: - Cues
+
+    /// Every cue of the subtitle shown now, read from its file: the media (local files) or the
+    /// external file. Nothing when none shows or the file is not local.
+    func reportSubtitleCues() {
+        guard let pipeline, let index = pipeline.currentStream(.subtitle) else { return }
+        let embeddedCount = pipeline.streamCount(.subtitle) - (externalSubtitle != nil ? 1 : 0)
+        let file: URL, subtitleIndex: Int
+        if index < embeddedCount {
+            guard source.isFile else { return }
+            (file, subtitleIndex) = (source.url, index)
+        } else {
+            guard let externalSubtitle, externalSubtitle.isFileURL else { return }
+            (file, subtitleIndex) = (externalSubtitle, 0)
+        }
+        do {
+            for cue in try SubtitleCueReader.cues(in: file, subtitleIndex: subtitleIndex) { sink.subtitleCue(cue) }
+        } catch {
+            PlaybackLog.log(.warning, "gstreamer", "\(error.message)")
+        }
+    }
+}
+#endif
