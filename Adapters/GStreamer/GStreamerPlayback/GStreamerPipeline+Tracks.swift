@@ -56,10 +56,18 @@ extension GStreamerPipeline {
         }
     }
 
-    /// playbin's "suburi": the external subtitle file, played as its last text stream. Takes
-    /// effect when the pipeline next leaves READY.
-    func setSubtitleURI(_ uri: String) {
-        withPlaybin { pk_gst_set_string($0, "suburi", uri) }
+    /// playbin's "suburi": the external subtitle file, played as its last text stream, its
+    /// encoding told to subparse when it is local. Takes effect when the pipeline next leaves
+    /// READY.
+    func setSubtitleFile(_ url: URL) {
+        let data = url.isFileURL ? FileManager.default.contents(atPath: url.path) : nil
+        context.subtitleEncoding.set(data.map { SubtitleEncoding.detect($0) })
+        withPlaybin { pk_gst_set_string($0, "suburi", url.absoluteString) }
+    }
+
+    /// The font playbin draws subtitles with ("subtitle-font-desc"), `points` large.
+    func setSubtitleFontSize(_ points: Int) {
+        withPlaybin { pk_gst_set_string($0, "subtitle-font-desc", "Sans \(points)") }
     }
 
     /// playbin's "text-offset": drawn subtitles `seconds` later (negative: earlier).

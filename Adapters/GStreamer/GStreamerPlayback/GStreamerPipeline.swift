@@ -221,6 +221,14 @@ final class GStreamerPipeline: @unchecked Sendable {
         return GStreamerFrames.naturalSize(of: caps)
     }
 
+    /// Drops the messages waiting on the bus (those of streams just shut down by a change to
+    /// READY, such as a "stream stopped" error). Loop thread.
+    func dropPendingMessages() {
+        guard let bus else { return }
+        gst_bus_set_flushing(bus, 1)
+        gst_bus_set_flushing(bus, 0)
+    }
+
     // MARK: - Teardown
 
     /// Disconnects every callback, sets the pipeline to NULL and drops every reference. Runs
@@ -289,8 +297,8 @@ final class PipelineContext: @unchecked Sendable {
     /// Demuxers playbin plugged, watched while opening (`stoppedDemuxer()`).
     let demuxers = Locked<[ElementRef]>([])
     /// The text encoding of the local subtitle file playbin plays (the package's rule, since
-    /// subparse's own guess may differ); nil without one.
-    let subtitleEncoding: SubtitleEncoding?
+    /// subparse's own guess may differ); nil without one. Set by `setSubtitleFile`.
+    let subtitleEncoding = Locked<SubtitleEncoding?>(nil)
 
     init(options: PlaybackOptions, sourceIsRemote: Bool, playbinAddress: UInt,
          message: @escaping (PipelineMessage) -> Void,
@@ -302,10 +310,6 @@ final class PipelineContext: @unchecked Sendable {
         self.message = message
         self.videoCapsChanged = videoCapsChanged
         self.sample = sample
-        subtitleEncoding = options.subtitleURLs.first.flatMap { url in
-            guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else { return nil }
-            return SubtitleEncoding.detect(data)
-        }
     }
 
     /// playbin made its source element (on the thread that links it): keeps it, counts the
@@ -347,7 +351,7 @@ final class PipelineContext: @unchecked Sendable {
             demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
         }
         let factory = pk_gst_element_factory_name(element).map { String(cString: $0) }
-        if factory == "subparse", let encoding = subtitleEncoding {
+        if factory == "subparse", let encoding = subtitleEncoding.get() {
             pk_gst_set_string(element, "subtitle-encoding", encoding.rawValue)
         }
         guard let cap = options.maxBufferBytes, cap > 0, let factory else { return }

@@ -82,6 +82,60 @@ extension GStreamerSession {
         if kind == .subtitle { reportSubtitleCues() }
     }
 
+    // MARK: - Subtitle files
+
+    /// Adds `url` as playbin's subtitle file once prepared: playbin reads "suburi" only when
+    /// it starts, so the pipeline goes to READY and back, then returns to where it was
+    /// (`resumeAfterReopening`) with the same video and audio streams. playbin plays one file: with one playing already, `url` is
+    /// left out (a warning in the log) and the list does not change.
+    func addSubtitleNow(_ url: URL) {
+        guard phase == .ready, let pipeline else { return }
+        guard externalSubtitle == nil else {
+            PlaybackLog.log(.warning, "gstreamer", "playbin plays one subtitle file: \(url.lastPathComponent) left out")
+            return
+        }
+        let position = atEnd ? (duration > 0 ? duration : 0) : (pipeline.position() ?? 0)
+        var streams: [TrackKind: Int?] = [:]
+        for kind in [TrackKind.video, .audio] { streams[kind] = pipeline.currentStream(kind) }
+        externalSubtitle = url
+        stopPositionTimer()
+        stopSeekSettleTimer()
+        seekInFlight = nil
+        pipeline.setState(.ready)
+        pipeline.dropPendingMessages()
+        pipeline.setSubtitleFile(url)
+        // playbin links no text stream with its text flag off; the player selects the new
+        // file once it is listed.
+        pipeline.selectStream(.subtitle, index: 0)
+        resumeAfterReopen = (position, streams)
+        if pipeline.setState(.paused) == .failure {
+            resumeAfterReopen = nil
+            fail(PlaybackError(code: .engine, message: "addSubtitle: the pipeline refused to restart with \(url.lastPathComponent)"))
+        }
+    }
+
+    /// Prerolled again after `addSubtitleNow`: reports the list with the new file and goes back
+    /// to where playback was (a seek that is not reported; the rate comes with it).
+    func resumeAfterReopening() {
+        guard let (position, streams) = resumeAfterReopen, let pipeline, pipeline.waitForState(timeout: 0).isSettled else { return }
+        resumeAfterReopen = nil
+        for (kind, index) in streams { pipeline.selectStream(kind, index: index) }
+        sink.tracksChanged(engineTracks())
+        rateSeekOwed = false
+        if position > 0 || rate != 1, pipeline.seek(to: position, rate: rate, mode: .accurate) {
+            seekInFlight = .rate
+            watchSeekSettling()
+        } else {
+            applyWantedState()
+        }
+    }
+
+    /// Subtitles drawn at a size that follows the picture's height.
+    func sizeSubtitleFont() {
+        guard naturalSize.height > 0 else { return }
+        pipeline?.setSubtitleFontSize(max(10, Int((Double(naturalSize.height) * 0.15).rounded())))
+    }
+
     // MARK: - Cues
 
     /// Every cue of the subtitle shown now, read from its file: the media (local files) or the

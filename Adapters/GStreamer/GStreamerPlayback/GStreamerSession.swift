@@ -53,6 +53,9 @@ final class GStreamerSession: @unchecked Sendable {
     var probe: StreamProbe?
     /// The subtitle file playing as playbin's "suburi", if any.
     var externalSubtitle: URL?
+    /// Where to go back to, and the streams to play, once the pipeline, restarted for a new
+    /// subtitle file, prerolled.
+    var resumeAfterReopen: (position: TimeInterval, streams: [TrackKind: Int?])?
 
     /// Position samples per second while playing.
     static let positionInterval: UInt32 = 33
@@ -115,6 +118,11 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in selectTrackNow(kind: kind, engineID: engineID) }
     }
 
+    /// Adds a subtitle file (playbin takes one); see GStreamerSession+Tracks.swift.
+    func addSubtitle(_ url: URL) {
+        loop.post { [self] in addSubtitleNow(url) }
+    }
+
     /// Draws subtitles `seconds` later.
     func setSubtitleDelay(_ seconds: TimeInterval) {
         loop.post { [self] in pipeline?.setTextOffset(seconds) }
@@ -159,7 +167,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
         pipeline = made
         sharedPipeline.set(made)
-        if let externalSubtitle { made.setSubtitleURI(externalSubtitle.absoluteString) }
+        if let externalSubtitle { made.setSubtitleFile(externalSubtitle) }
         switch made.setState(.paused) {
         case .failure:
             // The error message is on the bus; should none come, say so after a moment.
@@ -189,6 +197,7 @@ final class GStreamerSession: @unchecked Sendable {
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero
         sharedNaturalSize.set(naturalSize)
+        sizeSubtitleFont()
         let streams = pipeline.streamCounts()
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0
         reportMediaModel()
@@ -263,6 +272,7 @@ final class GStreamerSession: @unchecked Sendable {
         // EnginePlayer seeks only once prepared; a failed pipeline takes no seek.
         guard phase == .ready, let pipeline else { return }
         atEnd = false
+        resumeAfterReopen = nil
         PlaybackLog.log(.debug, "gstreamer", "seek to \(seconds) at rate \(rate)")
         if pipeline.seek(to: seconds, rate: rate, mode: mode) {
             seekInFlight = .user
@@ -289,7 +299,11 @@ final class GStreamerSession: @unchecked Sendable {
             failureCheck = nil
             finishOpening()
         case .ready:
-            settleSeekIfDone()
+            if resumeAfterReopen != nil {
+                resumeAfterReopening()
+            } else {
+                settleSeekIfDone()
+            }
         case .failed:
             break
         }
