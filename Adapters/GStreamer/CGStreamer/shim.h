@@ -50,6 +50,10 @@ static inline const gchar *pk_gst_element_klass(GstElement *element) {
 }
 
 /// The bytes a buffer (or buffer list) probe sees; 0 for anything else.
+/// The buffer a buffer probe sees (not a reference), or NULL.
+static inline GstBuffer *pk_gst_probe_info_buffer(GstPadProbeInfo *info) {
+    return (info->type & GST_PAD_PROBE_TYPE_BUFFER) ? GST_PAD_PROBE_INFO_BUFFER(info) : NULL;
+}
 static inline gsize pk_gst_probe_info_byte_count(GstPadProbeInfo *info) {
     if ((info->type & GST_PAD_PROBE_TYPE_BUFFER) && GST_PAD_PROBE_INFO_BUFFER(info)) {
         return gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));

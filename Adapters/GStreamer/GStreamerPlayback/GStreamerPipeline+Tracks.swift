@@ -45,6 +45,7 @@ extension GStreamerPipeline {
 
     /// Plays stream `index` of `kind`, or none of that kind (nil: playbin's flag off).
     func selectStream(_ kind: TrackKind, index: Int?) {
+        if kind == .subtitle { context.undrawnPictures.withLock { $0.keep(index != nil) } }
         withPlaybin { playbin in
             let flags = pk_gst_get_uint(playbin, "flags")
             guard let index else {
@@ -75,9 +76,58 @@ extension GStreamerPipeline {
         withPlaybin { pk_gst_set_int64($0, "text-offset", gint64((seconds * 1_000_000_000).rounded())) }
     }
 
+    /// Keeps the pictures before subtitles are drawn when playbin shows a subtitle now.
+    func followSubtitleDrawing() {
+        let drawing = currentStream(.subtitle) != nil
+        context.undrawnPictures.withLock { $0.keep(drawing) }
+    }
+
     /// playbin's "volume" as it reports it now (linear, 0...1 here); nil once destroyed.
     func volume() -> Double? {
         withPlaybin { pk_gst_get_double($0, "volume") }
+    }
+}
+
+/// The last few decoded pictures of the playing video stream before playbin draws subtitles
+/// on them, kept while subtitles show, so that a thumbnail of the picture on screen is taken
+/// from its undrawn twin (the one with the same timestamp).
+struct UndrawnPictures: @unchecked Sendable {
+    // @unchecked: kept only inside a Locked; holds references, released when it stops keeping.
+
+    /// Pictures between the stream's pad and the sink (playsink's and the overlay's queues
+    /// hold some ten): a second at 25 frames per second.
+    static let capacity = 24
+    private var entries: [(buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>)] = []
+    /// Pictures are kept (subtitles show).
+    private(set) var isKeeping = false
+
+    /// Starts or stops keeping pictures; stopping releases them.
+    mutating func keep(_ keeping: Bool) {
+        isKeeping = keeping
+        guard !keeping else { return }
+        for entry in entries { release(entry) }
+        entries = []
+    }
+
+    /// Keeps a reference to `buffer`, taking over the reference to `caps`.
+    mutating func append(_ buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>) {
+        entries.append((gst_buffer_ref(buffer), caps))
+        if entries.count > Self.capacity { release(entries.removeFirst()) }
+    }
+
+    /// A new sample of the kept picture with the timestamp of `shown`'s, with `shown`'s
+    /// segment; nil when none is kept.
+    func sample(like shown: OpaquePointer) -> OpaquePointer? {
+        guard let buffer = gst_sample_get_buffer(shown) else { return nil }
+        let pts = pk_gst_buffer_pts(buffer)
+        guard pk_gst_clock_time_is_valid(pts) != 0,
+              let entry = entries.last(where: { pk_gst_buffer_pts($0.buffer) == pts }) else { return nil }
+        return gst_sample_new(entry.buffer, entry.caps, gst_sample_get_segment(shown), nil)
+    }
+
+    private func release(_ entry: (buffer: UnsafeMutablePointer<GstBuffer>, caps: UnsafeMutablePointer<GstCaps>)) {
+        gst_buffer_unref(entry.buffer)
+        gst_caps_unref(entry.caps)
     }
 }
 #endif

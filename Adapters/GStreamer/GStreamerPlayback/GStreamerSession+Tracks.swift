@@ -33,6 +33,7 @@ extension GStreamerSession {
     /// Prerolled, before `sink.prepared`: the tracks, the tags, the chapters and the cues of
     /// the subtitle playbin shows.
     func reportMediaModel() {
+        pipeline?.followSubtitleDrawing()
         sink.tracksChanged(engineTracks())
         if let probe {
             sink.metadataChanged(probe.tags)
