@@ -154,6 +154,19 @@ static inline GstPad *pk_gst_playbin_video_pad(GstElement *playbin, gint stream)
     return pad;
 }
 
+/// The tags of stream `stream` through one of playbin's get-video-tags, get-audio-tags or
+/// get-text-tags actions, owned by the caller, or NULL.
+static inline GstTagList *pk_gst_playbin_stream_tags(GstElement *playbin, const gchar *action, gint stream) {
+    GstTagList *tags = NULL;
+    g_signal_emit_by_name(playbin, action, stream, &tags);
+    return tags;
+}
+/// A string tag of `tags` as a new string (g_free it), or NULL.
+static inline gchar *pk_gst_tag_string(const GstTagList *tags, const gchar *tag) {
+    gchar *value = NULL;
+    return gst_tag_list_get_string(tags, tag, &value) ? value : NULL;
+}
+
 // MARK: - App sink
 
 typedef GstFlowReturn (*pk_gst_app_sink_callback)(GstAppSink *sink, gpointer data);

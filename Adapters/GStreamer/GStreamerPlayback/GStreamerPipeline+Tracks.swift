@@ -30,6 +30,25 @@ extension GStreamerPipeline {
         withPlaybin { Int(pk_gst_get_int($0, Self.streamNames(kind).count)) } ?? 0
     }
 
+    /// The language code and title playbin's tags give stream `index` of `kind`.
+    func streamTags(_ kind: TrackKind, index: Int) -> (language: String?, title: String?) {
+        let action = switch kind {
+        case .video: "get-video-tags"
+        case .audio: "get-audio-tags"
+        case .subtitle: "get-text-tags"
+        }
+        return withPlaybin { playbin -> (String?, String?) in
+            guard let tags = pk_gst_playbin_stream_tags(playbin, action, gint(clamping: index)) else { return (nil, nil) }
+            defer { gst_tag_list_unref(tags) }
+            func text(_ tag: String) -> String? {
+                guard let value = pk_gst_tag_string(tags, tag) else { return nil }
+                defer { g_free(value) }
+                return String(cString: value)
+            }
+            return (text("language-code"), text("title"))
+        } ?? (nil, nil)
+    }
+
     /// The stream of `kind` playing now (current-*), nil when none: playbin's flag for the
     /// kind is off, or it has none.
     func currentStream(_ kind: TrackKind) -> Int? {

@@ -45,19 +45,22 @@ extension GStreamerSession {
     // MARK: - The track list
 
     /// playbin's streams as engine tracks, completed from the probe where its streams of a
-    /// kind are as many as playbin's embedded ones; the external file last.
+    /// kind are as many as playbin's embedded ones (else its own tags say the language and
+    /// title); the external file last.
     func engineTracks() -> [EngineTrack] {
         guard let pipeline else { return [] }
         var tracks: [EngineTrack] = []
         for kind in [TrackKind.video, .audio, .subtitle] {
             let count = pipeline.streamCount(kind)
             let current = pipeline.currentStream(kind)
-            let embeddedCount = kind == .subtitle && externalSubtitle != nil ? max(0, count - 1) : count
+            let embeddedCount = kind == .subtitle ? embeddedSubtitleCount(pipeline) : count
             let probed = probe?.streams.filter { $0.kind == kind } ?? []
             for index in 0..<embeddedCount {
                 let stream = probed.count == embeddedCount ? probed[index] : nil
+                // Without the probe (remote media), playbin's own tags.
+                let tags: (language: String?, title: String?) = stream == nil ? pipeline.streamTags(kind, index: index) : (stream?.language, stream?.title)
                 tracks.append(EngineTrack(
-                    kind: kind, engineID: String(index), title: stream?.title, language: stream?.language,
+                    kind: kind, engineID: String(index), title: tags.title, language: tags.language,
                     codec: stream?.codec, isDefault: stream?.isDefault ?? false, isForced: stream?.isForced ?? false,
                     isSelected: current == index))
             }
@@ -68,6 +71,14 @@ extension GStreamerSession {
             }
         }
         return tracks
+    }
+
+    /// playbin's text streams that are the media's own: as many as the probe found (the
+    /// external file, when playbin could read it, comes after them), else all but the file's.
+    func embeddedSubtitleCount(_ pipeline: GStreamerPipeline) -> Int {
+        let count = pipeline.streamCount(.subtitle)
+        if let probe { return min(count, probe.streams.filter { $0.kind == .subtitle }.count) }
+        return externalSubtitle != nil ? max(0, count - 1) : count
     }
 
     // MARK: - Selections
@@ -143,7 +154,7 @@ extension GStreamerSession {
     /// external file. Nothing when none shows or the file is not local.
     func reportSubtitleCues() {
         guard let pipeline, let index = pipeline.currentStream(.subtitle) else { return }
-        let embeddedCount = pipeline.streamCount(.subtitle) - (externalSubtitle != nil ? 1 : 0)
+        let embeddedCount = embeddedSubtitleCount(pipeline)
         let file: URL, subtitleIndex: Int
         if index < embeddedCount {
             guard source.isFile else { return }
