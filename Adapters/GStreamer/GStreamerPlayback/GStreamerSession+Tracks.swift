@@ -131,7 +131,8 @@ extension GStreamerSession {
     func resumeAfterReopening() {
         guard let (position, streams) = resumeAfterReopen, let pipeline, pipeline.waitForState(timeout: 0).isSettled else { return }
         resumeAfterReopen = nil
-        for (kind, index) in streams { pipeline.selectStream(kind, index: index) }
+        // Only streams that played: a kind playbin had none of then keeps its flag.
+        for (kind, index) in streams { if let index { pipeline.selectStream(kind, index: index) } }
         sink.tracksChanged(engineTracks())
         rateSeekOwed = false
         if position > 0 || rate != 1, pipeline.seek(to: position, rate: rate, mode: .accurate) {
