@@ -59,7 +59,8 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
         .target(
             name: "GStreamerPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"]))],
+            dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",

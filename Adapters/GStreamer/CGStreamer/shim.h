@@ -51,6 +51,10 @@ static inline const gchar *pk_gst_element_klass(GstElement *element) {
 }
 
 /// The bytes a buffer (or buffer list) probe sees; 0 for anything else.
+/// The buffer a buffer probe sees (not a reference), or NULL.
+static inline GstBuffer *pk_gst_probe_info_buffer(GstPadProbeInfo *info) {
+    return (info->type & GST_PAD_PROBE_TYPE_BUFFER) ? GST_PAD_PROBE_INFO_BUFFER(info) : NULL;
+}
 static inline gsize pk_gst_probe_info_byte_count(GstPadProbeInfo *info) {
     if ((info->type & GST_PAD_PROBE_TYPE_BUFFER) && GST_PAD_PROBE_INFO_BUFFER(info)) {
         return gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
@@ -75,8 +79,21 @@ static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointe
 static inline void pk_gst_set_caps(gpointer object, const gchar *name, GstCaps *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstStructure *value) { g_object_set(object, name, value, NULL); }
 
+static inline void pk_gst_set_int64(gpointer object, const gchar *name, gint64 value) { g_object_set(object, name, value, NULL); }
+
 static inline gint pk_gst_get_int(gpointer object, const gchar *name) {
     gint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// A guint- or flags-valued property (flags are collected as guint).
+static inline guint pk_gst_get_uint(gpointer object, const gchar *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+static inline gdouble pk_gst_get_double(gpointer object, const gchar *name) {
+    gdouble value = 0;
     g_object_get(object, name, &value, NULL);
     return value;
 }
@@ -209,6 +226,19 @@ static inline GstPad *pk_gst_playbin_video_pad(GstElement *playbin, gint stream)
     GstPad *pad = NULL;
     g_signal_emit_by_name(playbin, "get-video-pad", stream, &pad);
     return pad;
+}
+
+/// The tags of stream `stream` through one of playbin's get-video-tags, get-audio-tags or
+/// get-text-tags actions, owned by the caller, or NULL.
+static inline GstTagList *pk_gst_playbin_stream_tags(GstElement *playbin, const gchar *action, gint stream) {
+    GstTagList *tags = NULL;
+    g_signal_emit_by_name(playbin, action, stream, &tags);
+    return tags;
+}
+/// A string tag of `tags` as a new string (g_free it), or NULL.
+static inline gchar *pk_gst_tag_string(const GstTagList *tags, const gchar *tag) {
+    gchar *value = NULL;
+    return gst_tag_list_get_string(tags, tag, &value) ? value : NULL;
 }
 
 // MARK: - App sink

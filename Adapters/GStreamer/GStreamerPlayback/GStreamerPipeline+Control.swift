@@ -212,12 +212,15 @@ extension GStreamerPipeline {
 
     // MARK: - Pictures
 
-    /// The video sink's last picture as RGBA at `size` (default: its natural size).
+    /// The video sink's last picture as RGBA at `size` (default: its natural size), without
+    /// drawn subtitles: the same picture from before the overlay when subtitles show.
     func thumbnail(size: VideoSize? = nil) -> VideoFrame? {
         withPlaybin { playbin -> VideoFrame? in
             guard let sample = pk_gst_get_sample(playbin, "sample") else { return nil }
             defer { gst_sample_unref(sample) }
-            return GStreamerFrames.thumbnail(of: sample, size: size)
+            let undrawn = context.undrawnPictures.withLock { $0.sample(like: sample) }
+            defer { if let undrawn { gst_sample_unref(undrawn) } }
+            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size)
         } ?? nil
     }
 }

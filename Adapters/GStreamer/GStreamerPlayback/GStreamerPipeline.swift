@@ -20,8 +20,9 @@ final class GStreamerPipeline: @unchecked Sendable {
     private var bus: UnsafeMutablePointer<GstBus>?
     private var busWatch: UnsafeMutablePointer<GSource>?
     private var appSink: UnsafeMutablePointer<GstElement>?
-    /// The decoded video stream's pad and its notify::caps handler (see `watchVideoStream`).
-    private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong)?
+    /// The decoded video stream's pad, its notify::caps handler and the probe keeping its
+    /// pictures before subtitles are drawn (see `watchVideoStream`).
+    private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong, probe: gulong)?
     private var signalHandlers: [(instance: gpointer, id: gulong)] = []
     let context: PipelineContext
 
@@ -191,7 +192,9 @@ final class GStreamerPipeline: @unchecked Sendable {
 
     /// Follows the caps of the playing video stream as decoded, before playbin's sink chain
     /// (a window sink's input is already scaled to the window): notify::caps on that pad calls
-    /// `onVideoCapsChanged`. Call on the loop thread once prerolled and when streams change.
+    /// `onVideoCapsChanged`; a buffer probe there keeps the last pictures before subtitles are
+    /// drawn on them, for thumbnails (`UndrawnPictures`). Call on the loop thread once
+    /// prerolled and when streams change.
     func watchVideoStream() {
         guard let playbin else { return }
         let current = max(0, pk_gst_get_int(playbin, "current-video"))
@@ -207,12 +210,22 @@ final class GStreamerPipeline: @unchecked Sendable {
             guard let data else { return }
             Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
         }, userData)
-        videoStreamPad = (pad, handler)
+        let probe = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, { pad, info, data in
+            guard let pad, let info, let data, let buffer = pk_gst_probe_info_buffer(info) else { return GST_PAD_PROBE_OK }
+            let context = Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue()
+            context.undrawnPictures.withLock { pictures in
+                guard pictures.isKeeping, let caps = gst_pad_get_current_caps(pad) else { return }
+                pictures.append(buffer, caps: caps)
+            }
+            return GST_PAD_PROBE_OK
+        }, userData, nil)
+        videoStreamPad = (pad, handler, probe)
     }
 
     private func unwatchVideoStream() {
         guard let watched = videoStreamPad else { return }
         g_signal_handler_disconnect(watched.pad, watched.handler)
+        gst_pad_remove_probe(watched.pad, watched.probe)
         gst_object_unref(watched.pad)
         videoStreamPad = nil
     }
@@ -223,6 +236,14 @@ final class GStreamerPipeline: @unchecked Sendable {
         guard let pad = videoStreamPad?.pad, let caps = gst_pad_get_current_caps(pad) else { return nil }
         defer { gst_caps_unref(caps) }
         return GStreamerFrames.naturalSize(of: caps)
+    }
+
+    /// Drops the messages waiting on the bus (those of streams just shut down by a change to
+    /// READY, such as a "stream stopped" error). Loop thread.
+    func dropPendingMessages() {
+        guard let bus else { return }
+        gst_bus_set_flushing(bus, 1)
+        gst_bus_set_flushing(bus, 0)
     }
 
     // MARK: - Teardown
@@ -258,6 +279,7 @@ final class GStreamerPipeline: @unchecked Sendable {
             self.appSink = nil
         }
         context.releaseElements()
+        context.undrawnPictures.withLock { $0.keep(false) }
         gst_object_unref(playbin)
     }
 }
@@ -291,6 +313,9 @@ final class PipelineContext: @unchecked Sendable {
     /// A picture reached the appsink (on a streaming thread); `preroll` for a paused one.
     let sample: @Sendable (PipelineSample, _ preroll: Bool) -> Void
 
+    /// The last decoded pictures before subtitles are drawn on them (filled by a probe on
+    /// the video stream's pad while subtitles show).
+    let undrawnPictures = Locked(UndrawnPictures())
     /// Bytes the source element has handed downstream so far (a pad probe counts them).
     let bytesRead = Locked<Int64>(0)
     /// Probes on the source's pad, removed by the pipeline before it is destroyed.
@@ -299,6 +324,9 @@ final class PipelineContext: @unchecked Sendable {
     let source = Locked(ElementRef())
     /// Demuxers playbin plugged, watched while opening (`stoppedDemuxer()`).
     let demuxers = Locked<[ElementRef]>([])
+    /// The text encoding of the local subtitle file playbin plays (the package's rule, since
+    /// subparse's own guess may differ); nil without one. Set by `setSubtitleFile`.
+    let subtitleEncoding = Locked<SubtitleEncoding?>(nil)
 
     init(options: PlaybackOptions, sourceIsRemote: Bool, policy: ReferencePolicy, certificateAuthorities: String?, playbinAddress: UInt,
          message: @escaping (PipelineMessage) -> Void,
@@ -347,8 +375,11 @@ final class PipelineContext: @unchecked Sendable {
             demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
         }
         configureNetworkElement(element)
-        guard let cap = options.maxBufferBytes, cap > 0,
-              let factory = pk_gst_element_factory_name(element).map({ String(cString: $0) }) else { return }
+        let factory = pk_gst_element_factory_name(element).map { String(cString: $0) }
+        if factory == "subparse", let encoding = subtitleEncoding.get() {
+            pk_gst_set_string(element, "subtitle-encoding", encoding.rawValue)
+        }
+        guard let cap = options.maxBufferBytes, cap > 0, let factory else { return }
         // The cap is shared: a quarter for the download queue before the demuxer (playbin's
         // buffer-size, which it gives queue2), an eighth for each (audio, video) queue after it.
         let share: Int

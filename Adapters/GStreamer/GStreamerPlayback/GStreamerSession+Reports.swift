@@ -147,6 +147,7 @@ extension GStreamerSession {
         guard let size = pipeline.currentNaturalSize(), size != naturalSize else { return }
         naturalSize = size
         sharedNaturalSize.set(size)
+        sizeSubtitleFont()
         sink.naturalSizeChanged(size)
     }
 

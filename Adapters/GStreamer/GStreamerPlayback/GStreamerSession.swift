@@ -1,5 +1,6 @@
 #if GStreamer
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source: a `GStreamerPipeline` driven on its own GLib loop thread. Everything the
@@ -54,6 +55,13 @@ final class GStreamerSession: @unchecked Sendable {
     var seekSettleTimer: LoopTimer?
     var stoppedDemuxerSeen = false
     var ticks = 0
+    /// What libavformat read of a local file (streams, tags, chapters); nil otherwise.
+    var probe: StreamProbe?
+    /// The subtitle file playing as playbin's "suburi", if any.
+    var externalSubtitle: URL?
+    /// Where to go back to, and the streams to play, once the pipeline, restarted for a new
+    /// subtitle file, prerolled.
+    var resumeAfterReopen: (position: TimeInterval, streams: [TrackKind: Int?])?
 
     /// Position samples per second while playing.
     static let positionInterval: UInt32 = 33
@@ -111,6 +119,24 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in pipeline?.setForceAspectRatio(mode != .fill) }
     }
 
+    /// Plays track `engineID` of `kind` (none when nil); see GStreamerSession+Tracks.swift.
+    func selectTrack(kind: TrackKind, engineID: String?) {
+        loop.post { [self] in selectTrackNow(kind: kind, engineID: engineID) }
+    }
+
+    /// Adds a subtitle file (playbin takes one); see GStreamerSession+Tracks.swift.
+    func addSubtitle(_ url: URL) {
+        loop.post { [self] in addSubtitleNow(url) }
+    }
+
+    /// Draws subtitles `seconds` later.
+    func setSubtitleDelay(_ seconds: TimeInterval) {
+        loop.post { [self] in pipeline?.setTextOffset(seconds) }
+    }
+
+    /// The volume playbin applies now. Any thread.
+    var appliedVolume: Float? { sharedPipeline.get()?.volume().map { Float($0) } }
+
     /// Ends the loop; the pipeline is then set to NULL and released on the loop thread.
     func close() { loop.stop() }
 
@@ -127,6 +153,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     func open() {
         guard let context = loop.mainContext else { return }
+        prepareMediaModel()
         let made: GStreamerPipeline
         do {
             made = try GStreamerPipeline(
@@ -147,6 +174,7 @@ final class GStreamerSession: @unchecked Sendable {
         }
         pipeline = made
         sharedPipeline.set(made)
+        if let externalSubtitle { made.setSubtitleFile(externalSubtitle) }
         switch made.setState(.paused) {
         case .failure:
             // The error message is on the bus; should none come, say so after a moment.
@@ -176,8 +204,10 @@ final class GStreamerSession: @unchecked Sendable {
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero
         sharedNaturalSize.set(naturalSize)
+        sizeSubtitleFont()
         let streams = pipeline.streamCounts()
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0
+        reportMediaModel()
         PlaybackLog.log(.info, "gstreamer", "prerolled \(source.url.lastPathComponent): \(duration) s, \(naturalSize), video \(hasVideo), audio \(hasAudio)")
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
         refreshBufferStatus()
@@ -250,6 +280,7 @@ final class GStreamerSession: @unchecked Sendable {
         // EnginePlayer seeks only once prepared; a failed pipeline takes no seek.
         guard phase == .ready, let pipeline else { return }
         atEnd = false
+        resumeAfterReopen = nil
         PlaybackLog.log(.debug, "gstreamer", "seek to \(seconds) at rate \(rate)")
         if pipeline.seek(to: seconds, rate: rate, mode: mode) {
             seekInFlight = .user
@@ -276,7 +307,11 @@ final class GStreamerSession: @unchecked Sendable {
             failureCheck = nil
             finishOpening()
         case .ready:
-            settleSeekIfDone()
+            if resumeAfterReopen != nil {
+                resumeAfterReopening()
+            } else {
+                settleSeekIfDone()
+            }
         case .failed:
             break
         }
