@@ -40,6 +40,7 @@ package struct StreamProbe: Sendable, Equatable {
             throw PlaybackError(code: .invalidArgument, message: "probe: \(url.absoluteString) is not a local file")
         }
         let path = url.isFileURL ? url.path : url.absoluteString
+        _ = MediaProbeLog.quiet
         var format: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_open_input(&format, path, nil, nil) >= 0, let context = format else {
             throw PlaybackError(code: .unsupportedFormat, message: "probe: \(url.lastPathComponent) cannot be read")
@@ -87,5 +88,10 @@ package struct StreamProbe: Sendable, Equatable {
         }
         return result
     }
+}
+/// libav's own log lines stay off stderr (an app's terminal), as the FFmpeg engine keeps them:
+/// shown only with PlaybackKit's debug log. Read once before the first probe or cue read.
+enum MediaProbeLog {
+    static let quiet: Void = { av_log_set_level(PlaybackLog.enabled(.debug) ? AV_LOG_INFO : AV_LOG_QUIET) }()
 }
 #endif

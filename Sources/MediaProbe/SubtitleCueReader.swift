@@ -12,6 +12,7 @@ package enum SubtitleCueReader {
     /// Throws a `PlaybackError` when the file cannot be read or has no such stream.
     package static func cues(in url: URL, subtitleIndex: Int = 0) throws(PlaybackError) -> [SubtitleCue] {
         let path = url.isFileURL ? url.path : url.absoluteString
+        _ = MediaProbeLog.quiet
         var format: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&format, path, nil, nil)
         guard opened >= 0, let context = format else {
