@@ -51,8 +51,9 @@ enum NetworkStallChecks {
             try expect(position <= buffered + NetworkMedia.bufferTolerance,
                        "playing from a slow source the position \(format(position)) s ran ahead of playableDuration \(format(buffered)) s (\(load))")
             let events = p.recorder.events(since: mark)
-            if let error = events.first(where: \.isFinished) {
-                throw CheckFailure("playing from a slow source finished: \(describe(error))")
+            if let finish = events.first(where: \.isFinished) {
+                let when = stalledAt == nil ? "before any .loadStateChanged with .stalled" : "after it stalled"
+                throw CheckFailure("playing from a slow source finished \(when): \(describe(finish))")
             }
             if stalledAt == nil {
                 if let index = events.firstIndex(where: { if case .loadStateChanged(let s) = $0 { return s.contains(.stalled) }; return false }) {
