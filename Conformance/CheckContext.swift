@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 // MARK: - Outcomes a check throws
@@ -34,9 +35,9 @@ func observe(for seconds: TimeInterval) async throws {
 func sample<T: Sendable>(every interval: TimeInterval, for duration: TimeInterval,
                          _ read: () -> T) async throws -> [(time: TimeInterval, value: T)] {
     var samples: [(time: TimeInterval, value: T)] = []
-    let start = monotonicNow()
+    let start = monotonicSeconds()
     while true {
-        let now = monotonicNow()
+        let now = monotonicSeconds()
         samples.append((now, read()))
         if now - start >= duration { break }
         try await observe(for: interval)
@@ -133,9 +134,9 @@ final class CheckPlayer: Sendable {
     /// Waits until the position has reached `seconds`, reading it every 10 ms.
     func waitForPosition(atLeast seconds: TimeInterval, timeout: TimeInterval) async throws {
         step("waiting for the position to reach \(format(seconds)) s")
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         while position < seconds {
-            if monotonicNow() > deadline {
+            if monotonicSeconds() > deadline {
                 throw CheckFailure("the position did not reach \(format(seconds)) s within \(format(timeout)) s (it is \(format(position)) s, state \(player.playbackState))")
             }
             if let error = recorder.events().first(where: \.isError) {
@@ -178,6 +179,8 @@ final class CheckContext: Sendable {
     /// The players made with `retained: false`, held weakly: clean-up shuts down those still alive.
     private let unretainedPlayers = Locked<[WeakPlayer]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
+    /// Temporary folders to delete after the check.
+    private let folders = Locked<[URL]>([])
     private let closed = Locked(false)
     /// What the check was doing last, for the report of a hang.
     let trace = Locked("starting")
@@ -215,6 +218,8 @@ final class CheckContext: Sendable {
         guard !closed.get() else { throw CancellationError() }
         let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
         var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        // Under a memory checker opening takes as much longer as everything else.
+        options.openTimeout *= SizeSweep.slowdown
         if let collector { options.videoOutput = .frames(viewport: viewport, handler: collector.handler) }
         configure(&options)
         let player: any MediaPlayback
@@ -266,20 +271,43 @@ final class CheckContext: Sendable {
         return queue
     }
 
-    /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
-    /// after the check.
-    func httpServer() throws -> LocalHTTPServer {
+    /// A local HTTP server on 127.0.0.1 with the suite's media (see `NetworkMedia`), https
+    /// when `tls` is given; stopped after the check.
+    func httpServer(tls: TLSServerIdentity? = nil) throws -> LocalHTTPServer {
         guard !closed.get() else { throw CancellationError() }
         let server: LocalHTTPServer
         do {
-            server = try LocalHTTPServer(media: fixture("frames.mp4"))
-        } catch let skip as CheckSkip {
-            throw skip
+            server = try LocalHTTPServer(tls: tls)
         } catch {
             throw CheckFailure("the suite could not start its local HTTP server: \(error)")
         }
         servers.withLock { $0.append(server) }
+        try NetworkMedia.install(on: server, context: self)
         return server
+    }
+
+    /// A fresh temporary folder, deleted after the check.
+    func temporaryFolder() throws -> URL {
+        guard !closed.get() else { throw CancellationError() }
+        var template = Array("/tmp/playbackkit-check-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CheckFailure("the suite could not make a temporary folder: \(String(cString: strerror(errno)))")
+        }
+        let folder = URL(fileURLWithPath: String(cString: made))
+        folders.withLock { $0.append(folder) }
+        return folder
+    }
+
+    /// A new test certificate authority (see `TestCertificates`), deleted after the check.
+    func certificates() throws -> TestCertificates {
+        guard !closed.get() else { throw CancellationError() }
+        do {
+            let made = try TestCertificates.make()
+            folders.withLock { $0.append(made.folder) }
+            return made
+        } catch {
+            throw CheckFailure("the suite could not make its test certificates: \(error)")
+        }
     }
 
     /// Shuts every player down (each call may take at most `limit` seconds) and stops the
@@ -304,6 +332,9 @@ final class CheckContext: Sendable {
         }
         for server in servers.withLock({ list -> [LocalHTTPServer] in defer { list.removeAll() }; return list }) {
             server.stop()
+        }
+        for folder in folders.withLock({ list -> [URL] in defer { list.removeAll() }; return list }) {
+            try? FileManager.default.removeItem(at: folder)
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }

@@ -59,7 +59,7 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
+        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
 
     /// The name and a one-line description of every check, in the order they run.
     public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }
@@ -103,7 +103,7 @@ public struct ConformanceSuite: Sendable {
     private func run(_ check: Check) async -> CheckResult {
         let context = CheckContext(fixtures: fixtures, backendName: backendName,
                                    expectedPlayerBackendName: expectedPlayerBackendName, factory: factory)
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         let outcome = Watched<CheckOutcome?>(nil)
         let settle: @Sendable (CheckOutcome) -> Void = { result in
             outcome.update { if $0 == nil { $0 = result } }
@@ -138,7 +138,7 @@ public struct ConformanceSuite: Sendable {
                 result = .fail(problem)
             }
         }
-        return CheckResult(name: check.name, outcome: result, seconds: monotonicNow() - start)
+        return CheckResult(name: check.name, outcome: result, seconds: monotonicSeconds() - start)
     }
 }
 

@@ -35,14 +35,14 @@ final class QueueRecorder: Sendable {
         consumers = [
             Task.detached {
                 for await event in events {
-                    let entry = Entry(report: .event(event), time: monotonicNow())
+                    let entry = Entry(report: .event(event), time: monotonicSeconds())
                     log.update { $0.entries.append(entry) }
                 }
                 log.update { $0.eventsEnded = true }
             },
             Task.detached {
                 for await failure in failures {
-                    let entry = Entry(report: .failure(failure), time: monotonicNow())
+                    let entry = Entry(report: .failure(failure), time: monotonicSeconds())
                     log.update { $0.entries.append(entry) }
                 }
             },
@@ -148,7 +148,7 @@ final class BoundaryWatch: Sendable {
         DetachedThread.start(name: "boundary-watch") {
             while running.get() {
                 if let player = queue.player {
-                    let sample = Sample(time: monotonicNow(), player: ObjectIdentifier(player), position: player.currentPlaybackTime)
+                    let sample = Sample(time: monotonicSeconds(), player: ObjectIdentifier(player), position: player.currentPlaybackTime)
                     samples.withLock { $0.append(sample) }
                 }
                 usleep(1000)

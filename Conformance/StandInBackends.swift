@@ -40,7 +40,7 @@ struct RefusingBackend: PlaybackBackend {
 }
 
 /// The player of `RefusingBackend`.
-final class RefusingPlayer: MediaPlayback, Sendable {
+final class RefusingPlayer: PlaybackWithoutTracks, Sendable {
     private let url: URL
     private let counts: StandInCounts
     private let hub = StandInHub()

@@ -70,7 +70,8 @@ PY
 printf 'This is a text file, not media.\n%.0s' {1..200} > "$out/text.mp4"
 mkdir -p "$out/directory.mp4"
 
-# The picture-size sweep and the format sweep, each in a subfolder of its own.
+# The picture-size sweep and the format sweep, each in a subfolder of its own; the media of
+# the network checks (HLS and a dense clip).
 for part in "$here"/scripts/fixtures/*.sh; do
   # shellcheck source=/dev/null
   source "$part"

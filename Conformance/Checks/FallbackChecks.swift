@@ -92,9 +92,9 @@ enum FallbackChecks {
         // As rate.double measures: after the start (0.3 s of media at the rate) and 0.3 s more.
         try await p.waitForPosition(atLeast: 2 + 0.3 * 1.5, timeout: 5)
         try await observe(for: 0.3)
-        let start = (wall: monotonicNow(), position: p.position)
+        let start = (wall: monotonicSeconds(), position: p.position)
         try await observe(for: 1)
-        let pace = (p.position - start.position) / (monotonicNow() - start.wall)
+        let pace = (p.position - start.position) / (monotonicSeconds() - start.wall)
         try expect(abs(pace - 1.5) <= 1.5 * rateTolerance, "the rate set before the choice: the position advanced at \(format(pace))x, expected 1.5x ±\(Int(rateTolerance * 100))%")
         try expectNoDecoys(p)
 
@@ -176,9 +176,9 @@ enum FallbackChecks {
     @discardableResult
     static func failThenShutDown(_ context: CheckContext, _ standIn: StandInBackend) async throws -> TimeInterval {
         let p = try context.player(url: try context.fixture("random.mp4"), retained: false, trying: [context.backendUnderTest, standIn])
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         try await p.prepare(timeout: 10)
-        let took = monotonicNow() - start
+        let took = monotonicSeconds() - start
         try expect(p.player.backendName == StandInBackend.backendName, "the stand-in did not play random.mp4: \(summary(p.recorder.events()))")
         try await p.shutDown(within: StressChecks.shutdownLimit, "the player after a failed try")
         return took

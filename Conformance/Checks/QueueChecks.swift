@@ -268,9 +268,9 @@ enum QueueChecks {
 
     /// Polls `condition` every 10 ms until it holds; fails after `timeout` seconds.
     static func waitUntil(_ what: String, timeout: TimeInterval, _ condition: () -> Bool) async throws {
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         while !condition() {
-            if monotonicNow() > deadline { throw CheckFailure("waited \(format(timeout)) s for \(what)") }
+            if monotonicSeconds() > deadline { throw CheckFailure("waited \(format(timeout)) s for \(what)") }
             try await observe(for: 0.01)
         }
     }

@@ -7,6 +7,7 @@ typealias EventHub = EventFanOut<PlaybackEvent>
 final class EventFanOut<Event: Sendable>: Sendable {
     private struct State {
         var continuations: [Int: AsyncStream<Event>.Continuation] = [:]
+        var observers: [@Sendable (Event) -> Void] = []
         var nextID = 0
         var finished = false
     }
@@ -36,12 +37,18 @@ final class EventFanOut<Event: Sendable>: Sendable {
         return stream
     }
 
+    /// Calls `observer` with every event sent from now on, on the sending thread, in order.
+    func observe(_ observer: @escaping @Sendable (Event) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
     /// Sends `event` to every open stream. Yielding under `sendLock` keeps the order the same
     /// for every listener even if two threads send at once.
     func send(_ event: Event) {
         sendLock.withLock {
-            let continuations = state.withLock { Array($0.continuations.values) }
+            let (continuations, observers) = state.withLock { (Array($0.continuations.values), $0.observers) }
             for continuation in continuations { continuation.yield(event) }
+            for observer in observers { observer(event) }
         }
         PlaybackLog.debug("event \(event)")
     }

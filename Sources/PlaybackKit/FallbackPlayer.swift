@@ -51,7 +51,7 @@ extension PlaybackError.Code {
 /// its events. Until then it holds what the app set (seek target, rate, volume, scaling mode,
 /// autoplay) and hands it to each try; the events of a try are held back until it prepares,
 /// and dropped when it fails.
-final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
+final class FallbackPlayer: EngineReportingPlayback, @unchecked Sendable {
     // @unchecked: the state of the tries (`attempt` and below) is touched only on `queue`; what
     // other threads read lives in `published`, which is Locked.
 
@@ -67,6 +67,22 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
         var scalingMode: ScalingMode = .aspectFit
         /// A seek asked for before an engine was chosen.
         var seekTarget: TimeInterval?
+        /// Track selections and subtitle files asked for, in order: each try gets them.
+        var trackRequests: [TrackRequest] = []
+        var subtitleDelay: TimeInterval = 0
+    }
+
+    /// A track call made on the player, replayed to every try.
+    private enum TrackRequest: Sendable {
+        case select(String), deselect(TrackKind), addSubtitle(URL)
+
+        func apply(to player: any MediaPlayback) {
+            switch self {
+            case .select(let id): player.selectTrack(id: id)
+            case .deselect(let kind): player.deselectTrack(kind: kind)
+            case .addSubtitle(let url): player.addSubtitle(url: url)
+            }
+        }
     }
 
     private let published = Locked(Published())
@@ -242,6 +258,37 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
         }
     }
 
+    // MARK: - Tracks, subtitles, metadata, chapters
+
+    var tracks: [MediaTrack] { chosen?.tracks ?? [] }
+    var currentSubtitle: SubtitleCue? { chosen?.currentSubtitle }
+    var metadata: MediaMetadata { chosen?.metadata ?? .empty }
+    var chapters: [Chapter] { chosen?.chapters ?? [] }
+
+    func selectTrack(id: String) { request(.select(id)) }
+    func deselectTrack(kind: TrackKind) { request(.deselect(kind)) }
+    func addSubtitle(url: URL) { request(.addSubtitle(url)) }
+
+    var subtitleDelay: TimeInterval {
+        get { published.get().subtitleDelay }
+        set {
+            guard newValue.isFinite, update({ $0.subtitleDelay = newValue }) else { return }
+            post { $0.attempt?.player.subtitleDelay = newValue }
+        }
+    }
+
+    /// Remembers a track call for later tries and hands it to the one in progress.
+    private func request(_ request: TrackRequest) {
+        // Noted on the queue, where tries start: each try gets it exactly once.
+        post { player in
+            guard player.update({ $0.trackRequests.append(request) }) else { return }
+            if let current = player.attempt?.player { request.apply(to: current) }
+        }
+    }
+
+    var engineReportedVolume: Float? { (chosen as? any EngineReportingPlayback)?.engineReportedVolume }
+    var engineReportedTracks: [MediaTrack] { (chosen as? any EngineReportingPlayback)?.engineReportedTracks ?? [] }
+
     /// Changes the published settings unless the player is shut down; whether it did.
     private func update(_ change: (inout Published) -> Void) -> Bool {
         published.withLock { p -> Bool in
@@ -293,6 +340,8 @@ final class FallbackPlayer: MediaPlayback, @unchecked Sendable {
             if settings.rate != 1 { player.playbackRate = settings.rate }
             if settings.volume != 1 { player.playbackVolume = settings.volume }
             if let target = settings.seekTarget { player.currentPlaybackTime = target }
+            if settings.subtitleDelay != 0 { player.subtitleDelay = settings.subtitleDelay }
+            for request in settings.trackRequests { request.apply(to: player) }
             listen(to: player, attempt: number)
             attempt = Attempt(number: number, backend: backend.name, player: player, pictures: pictures)
             if wantsPlay { player.play() } else { player.prepareToPlay() }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PlaybackBackends
 import PlaybackConformance
+import CommandLineSupport
 import PlaybackKit
 
 /// `mediaplay conformance`: runs the conformance suite against one backend (`backendName`, or

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
@@ -19,26 +20,12 @@ struct Mediaplay {
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
                                                      run the conformance suite, print the matrix
-          bench [--backend NAME|all] [--json|--markdown] [--runs N]
-                                                     measure each engine against its own player
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed; a list
         (--backend vlc,ffmpeg) tries each in turn until one plays.
         """
 
-    /// Runs the command on a task and parks the main thread until it exits the process.
-    ///
-    /// The main thread waits on a semaphore instead of entering the dispatch main loop (what an
-    /// `async` main does), because a main thread that leaves through `pthread_exit`, as the
-    /// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing here
-    /// uses the main actor or the main queue.
-    static func main() {
-        let finished = DispatchSemaphore(value: 0)
-        Task.detached {
-            await run()
-            finished.signal()
-        }
-        finished.wait()
-    }
+    /// Runs the command on a task (see `runCommandLineTool`).
+    static func main() { runCommandLineTool { await run() } }
 
     /// Parses the command line, runs the command and exits with its status.
     static func run() async {
@@ -58,7 +45,6 @@ struct Mediaplay {
             case "info": status = try await info(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
             case "conformance": status = try await conformance(arguments)
-            case "bench": status = try await bench(arguments)
             case "help", "--help", "-h":
                 print(usage)
                 status = 0
@@ -149,21 +135,11 @@ struct Mediaplay {
         return 0
     }
 
-    // MARK: - conformance and bench
+    // MARK: - conformance
 
     /// The fixtures folder of the checkout, made on first use.
     static func fixturesFolder() throws -> URL {
         try FixtureRecipe.make(checkout: packageRoot())
-    }
-
-    /// The checkout this binary was built from (found from the working directory upwards).
-    static func packageRoot() -> URL {
-        var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        while folder.path != "/" {
-            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) { return folder }
-            folder.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }
 
     /// The generated sample `play` uses when no file is given.
@@ -179,9 +155,5 @@ struct Mediaplay {
         return await runConformanceCommand(
             backendName: backend == "all" ? nil : backend, json: arguments.flag("--json"),
             fixtures: fixtures, only: checks.isEmpty ? nil : Set(checks))
-    }
-
-    static func bench(_ arguments: Arguments) async throws -> Int32 {
-        try await runBenchCommand(arguments)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 /// `mediaplay play`: plays one file or a queue of them, to the end, with a live time widget on
@@ -16,6 +17,7 @@ final class PlayCommand: @unchecked Sendable {
     private var savedTerminal = termios()
     private var rawMode = false
     private var lastPlainSecond = -1
+    private var lastPlainStalled = false
     /// The position and duration last drawn: what the final line shows after `q` (a stopped
     /// player no longer has them).
     private var lastShown: (position: TimeInterval, duration: TimeInterval) = (0, 0)
@@ -119,25 +121,42 @@ final class PlayCommand: @unchecked Sendable {
 
     // MARK: - Widget
 
+    /// `00:00:03 / 00:00:10 [###==-----]`: `#` played, `=` loaded ahead (playableDuration),
+    /// then the state when not simply playing: paused, buffering (loadState `.stalled`).
     private func widget(_ player: any MediaPlayback) -> String {
         let position = player.currentPlaybackTime, duration = player.duration
         let width = 30
-        let filled = duration > 0 ? min(width, Int(Double(width) * position / duration)) : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let state = player.playbackState == .paused ? " (paused)" : ""
-        return "\(clockText(position)) / \(clockText(duration)) [\(bar)]\(state)"
+        func cells(_ seconds: TimeInterval) -> Int { duration > 0 ? max(0, min(width, Int(Double(width) * seconds / duration))) : 0 }
+        let filled = cells(position)
+        let loaded = max(filled, cells(player.playableDuration))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "=", count: loaded - filled)
+            + String(repeating: "-", count: width - loaded)
+        return "\(clockText(position)) / \(clockText(duration)) [\(bar)]\(stateText(player))"
+    }
+
+    /// " (paused)", " (buffering)", both, or nothing.
+    private func stateText(_ player: any MediaPlayback) -> String {
+        var words: [String] = []
+        if player.playbackState == .paused { words.append("paused") }
+        if player.loadState.contains(.stalled) { words.append("buffering") }
+        return words.isEmpty ? "" : " (" + words.joined(separator: ", ") + ")"
     }
 
     private func draw(_ player: any MediaPlayback) {
-        guard player.isPreparedToPlay else { return }
+        guard player.isPreparedToPlay else {
+            if isTerminal { writeOut("\r\u{1B}[Kopening…") }
+            return
+        }
         lastShown = (player.currentPlaybackTime, player.duration)
         if isTerminal {
             writeOut("\r\u{1B}[K\(widget(player))")
         } else {
             let second = Int(player.currentPlaybackTime)
-            guard second != lastPlainSecond else { return }
+            let stalled = player.loadState.contains(.stalled)
+            guard second != lastPlainSecond || stalled != lastPlainStalled else { return }
             lastPlainSecond = second
-            writeOut("\(clockText(player.currentPlaybackTime)) / \(clockText(player.duration))\n")
+            lastPlainStalled = stalled
+            writeOut("\(clockText(player.currentPlaybackTime)) / \(clockText(player.duration))\(stalled ? " (buffering)" : "")\n")
         }
     }
 

@@ -69,7 +69,7 @@ final class ScriptLog: Sendable {
 }
 
 /// A player that does what its script says, at once, and notes every call in the log.
-final class ScriptedPlayer: MediaPlayback, Sendable {
+final class ScriptedPlayer: PlaybackWithoutTracks, Sendable {
     private struct State {
         var prepared = false
         var state: PlaybackState = .stopped

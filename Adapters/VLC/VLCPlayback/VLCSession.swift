@@ -9,7 +9,7 @@ import PlaybackKit
 /// VLCSession.swift (opening, commands), VLCSession+Seeking.swift and VLCSession+Events.swift.
 final class VLCSession: @unchecked Sendable {
     // @unchecked: every variable below is touched only on `queue` (libVLC's events are posted
-    // there); what libVLC's threads use (`clock`, `frames`, `videoForEvents`) is thread-safe.
+    // there); what libVLC's threads use (`pictureTimes`, `frames`, `videoForEvents`) is thread-safe.
 
     // MARK: - Types
 
@@ -94,7 +94,7 @@ final class VLCSession: @unchecked Sendable {
     let source: MediaSource
     let options: PlaybackOptions
     let sink: EngineSink
-    let clock = VLCMediaClock()
+    let pictureTimes = VLCPictureTimes()
 
     var player: VLCMediaPlayer?
     var video: VLCVideoCallbacks? {
@@ -147,10 +147,10 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, clock, videoForEvents, queue] event in
+            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
-                if case .timeChanged(let milliseconds) = event { clock.anchor(Double(milliseconds) / 1000) }
+                if case .timeChanged(let milliseconds) = event { pictureTimes.timeReported(Double(milliseconds) / 1000) }
                 if case .buffering(let percent) = event { videoForEvents.get()?.bufferingChanged(percent) }
                 if case .playing = event { videoForEvents.get()?.inputResumed() }
                 queue.async { [weak self] in self?.handle(event) }
@@ -184,9 +184,13 @@ final class VLCSession: @unchecked Sendable {
             }
         }
         if let cap = options.maxBufferBytes, cap > 0 {
-            // libVLC buffers by time; bound the prefetch stream filter's read-ahead in bytes.
-            list.append(":prefetch-buffer-size=\(max(16, cap / 1024))")
-            list.append(":prefetch-read-size=\(max(1024, min(cap, 16384)))")
+            // libVLC buffers by time: a quarter of the cap for the prefetch stream filter's
+            // read-ahead in bytes, another for what the demuxer reads ahead of the picture (the
+            // network caching, in ms: at 8 Mbit/s that quarter is 1 ms per 1 KiB, 100 ms to
+            // 1 s); the rest is what the decoders and libVLC's own buffers hold beyond those.
+            list.append(":prefetch-buffer-size=\(max(16, cap / 4096))")
+            list.append(":prefetch-read-size=\(max(1024, min(cap / 4, 16384)))")
+            if !source.isFile { list.append(":network-caching=\(min(1000, max(100, cap / 4096)))") }
         }
         return list
     }
@@ -208,7 +212,7 @@ final class VLCSession: @unchecked Sendable {
             windowOutput = true
             player.setWindow(UInt32(truncatingIfNeeded: handle))
         case .none, .frames:
-            let callbacks = VLCVideoCallbacks(store: frames, clock: clock, sink: sink, onPicture: { [weak self] in
+            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
             }, onSeekPicture: { [weak self] overshoot in
@@ -231,7 +235,7 @@ final class VLCSession: @unchecked Sendable {
         }
         if options.audioOutput == .null { player.setAudioOutput("adummy") }
         setMuted(true)
-        clock.enter(.settling, at: 0)
+        pictureTimes.enter(.settling, at: 0)
         phase = .starting
         startStage = .awaitingPause
         player.play()
@@ -293,9 +297,11 @@ final class VLCSession: @unchecked Sendable {
         video?.notifyOnNextPicture()
         player.setPaused(false)
         let current = token
-        queue.asyncAfter(deadline: .now() + 10) { [weak self] in
+        // Half the open timeout, so this more precise error comes before the generic one.
+        let deadline = max(1, options.openTimeout / 2)
+        queue.asyncAfter(deadline: .now() + deadline) { [weak self] in
             guard let self, self.token == current, self.phase == .starting else { return }
-            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in 10 s\(self.detail())"))
+            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in \(Int(deadline)) s\(self.detail())"))
         }
     }
 
@@ -320,12 +326,12 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         setMuted(false)
         duration = Double(player.length) / 1000
-        clock.setFrameDuration(frameDuration)
+        pictureTimes.setFrameDuration(frameDuration)
         naturalSize = currentNaturalSize()
         correctStoredPicture(to: naturalSize)
         let hasVideo = expectsPicture || (video?.hasShownPicture ?? false)
         let hasAudio = tracks.hasAudio || streamKinds.contains(libvlc_track_audio.rawValue)
-        clock.enter(.paused, at: 0)
+        pictureTimes.enter(.paused, at: 0)
         presentShownPicture(at: 0)
         reportBuffer()
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
@@ -335,33 +341,34 @@ final class VLCSession: @unchecked Sendable {
         tracks.hasVideo || streamKinds.contains(libvlc_track_video.rawValue)
     }
 
+    /// Pictures come through the video callbacks: after a resume, the first new one starts
+    /// the running stamps (`VLCPictureTimes.Mode.resuming`).
+    var watchesPictures: Bool { video != nil && expectsPicture }
+
     // MARK: - Commands
 
     func play() {
         wantsPlaying = true
+        // After the end EnginePlayer seeks to 0 first (`seek(to:)` restarts the input).
         guard phase == .ready, seekOperation == nil, let player else { return }
-        if ended {
-            seek(to: 0)
-            return
-        }
         video?.releaseHold()
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.play()
     }
 
     func pause() {
         wantsPlaying = false
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.setPaused(true)
-        clock.enter(.paused)
-        clock.markPresentedWhilePaused()
+        pictureTimes.enter(.paused)
+        pictureTimes.markPresentedWhilePaused()
     }
 
     func setRate(_ rate: Float) {
         self.rate = rate
         player?.setRate(rate)
-        clock.setRate(Double(rate))
+        pictureTimes.setRate(Double(rate))
     }
 
     func setVolume(_ volume: Float) {
@@ -395,7 +402,6 @@ final class VLCSession: @unchecked Sendable {
         sink.failed(error)
     }
 
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {
