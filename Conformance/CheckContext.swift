@@ -114,6 +114,17 @@ final class CheckPlayer: Sendable {
         return entry.event.seekPosition ?? 0
     }
 
+    /// Shuts the player down (the call must return within `limit` seconds) and waits for its
+    /// event stream to end (at most 5 s); `what` names the player in failures.
+    func shutDown(within limit: TimeInterval, _ what: String) async throws {
+        step("shutdown() in \(what)")
+        let returned = await returnsWithin(limit) { [player] in player.shutdown() }
+        try expect(returned, "\(what): shutdown() did not return within \(format(limit)) s")
+        step("waiting for the event stream to end in \(what)")
+        let ended = await recorder.waitForStreamEnd(timeout: 5)
+        try expect(ended, "\(what): the event stream did not end within 5 s of shutdown()")
+    }
+
     /// Waits for `.finished(.playbackEnded)` after `mark`.
     func waitForEnd(since mark: Int, timeout: TimeInterval) async throws {
         step("waiting for .finished(.playbackEnded)")

@@ -180,7 +180,7 @@ enum FallbackChecks {
         try await p.prepare(timeout: 10)
         let took = monotonicSeconds() - start
         try expect(p.player.backendName == StandInBackend.backendName, "the stand-in did not play random.mp4: \(summary(p.recorder.events()))")
-        try await StressChecks.shutDownAndAwaitStreamEnd(p, "the player after a failed try")
+        try await p.shutDown(within: StressChecks.shutdownLimit, "the player after a failed try")
         return took
     }
 }

@@ -156,18 +156,7 @@ enum StressChecks {
         } catch let failure as CheckFailure {
             throw CheckFailure("\(plan.label): \(failure.reason)")
         }
-        try await shutDownAndAwaitStreamEnd(p, "\(plan.label) (seed \(hex(setupTeardownSeed)))")
-    }
-
-    /// Shuts `p` down (it must return within `shutdownLimit`) and waits for its event stream
-    /// to end (at most 5 s); `what` names the player in failures.
-    static func shutDownAndAwaitStreamEnd(_ p: CheckPlayer, _ what: String) async throws {
-        p.step("shutdown() in \(what)")
-        let returned = await returnsWithin(shutdownLimit) { p.player.shutdown() }
-        try expect(returned, "\(what): shutdown() did not return within \(format(shutdownLimit)) s")
-        p.step("waiting for the event stream to end in \(what)")
-        let ended = await p.recorder.waitForStreamEnd(timeout: 5)
-        try expect(ended, "\(what): the event stream did not end within 5 s of shutdown()")
+        try await p.shutDown(within: shutdownLimit, "\(plan.label) (seed \(hex(setupTeardownSeed)))")
     }
 
     // MARK: - stress.state-storm
