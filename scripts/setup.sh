@@ -3,7 +3,7 @@
 # Needs root (or sudo). Safe to run again: installs nothing when all is there.
 set -euo pipefail
 packages=(
-  pkg-config libpng-dev python3 ffmpeg
+  pkg-config libpng-dev ffmpeg
   # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
   # bad (tsdemux, h264parse for MPEG-TS), X11 video sinks for window output, tools
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
@@ -18,6 +18,8 @@ packages=(
   libvlc-dev vlc-plugin-base vlc-bin
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
+  # xine-lib 1.2 for the adapter example (Examples/XineAdapter): headers, decoders, demuxers
+  libxine2-dev libxine2-ffmpeg libxine2-misc-plugins
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -31,4 +33,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
-"$(dirname "$0")/make-fixtures.sh"
+# The test media is made on first use (by the tests, mediaplay and the conformance runner, with
+# the ffmpeg CLI installed above); scripts/make-fixtures.sh makes it ahead of time.

@@ -16,8 +16,9 @@ struct Mediaplay {
                                                      without a file, a generated sample
           info [--json] FILE|URL                     duration and natural size
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
-          conformance [--backend NAME|all] [--json] [--check NAME]...
+          conformance [--backend NAME|all] [--json] [--check NAME]... [--fixtures DIR]
                                                      run the conformance suite, print the matrix
+                                                     (--make-fixtures: only make the test media; --list: the checks)
           bench [--backend NAME|all] [--json|--markdown] [--runs N]
                                                      measure each engine against its own player
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
@@ -47,6 +48,7 @@ struct Mediaplay {
             exit(2)
         }
         words.removeFirst()
+        if command == "conformance" { exit(await conformance(words)) }
         do {
             let arguments = try Arguments(words)
             let status: Int32
@@ -55,7 +57,6 @@ struct Mediaplay {
             case "play": status = try await PlayCommand(arguments).run()
             case "info": status = try await info(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
-            case "conformance": status = try await conformance(arguments)
             case "bench": status = try await bench(arguments)
             case "help", "--help", "-h":
                 print(usage)
@@ -166,14 +167,20 @@ struct Mediaplay {
         try fixturesFolder().appendingPathComponent("frames.mp4")
     }
 
-    static func conformance(_ arguments: Arguments) async throws -> Int32 {
-        try arguments.check(known: ["--backend", "--json", "--check"])
-        let fixtures = try fixturesFolder()
-        let backend = arguments.value("--backend")
-        let checks = arguments.values("--check")
-        return await runConformanceCommand(
-            backendName: backend == "all" ? nil : backend, json: arguments.flag("--json"),
-            fixtures: fixtures, only: checks.isEmpty ? nil : Set(checks))
+    /// `mediaplay conformance`: the library's runner (`ConformanceCommand`) over every
+    /// compiled-in backend, with the checkout's fixtures and the known failures this package
+    /// lists for its engines (`PlaybackBackends.knownConformanceFailures`).
+    static func conformance(_ words: [String]) async -> Int32 {
+        guard !Backends.all.isEmpty else {
+            StandardStreams.writeError("mediaplay: error: no backend is compiled in (build with a trait: GStreamer, FFmpeg, MPV or VLC)\n")
+            return 2
+        }
+        let known = PlaybackBackends.knownConformanceFailures.map {
+            ConformanceCommand.KnownFailure(backend: $0.backend, check: $0.check, reason: $0.reason)
+        }
+        return await ConformanceCommand.run(
+            backends: Backends.all, knownFailures: known, arguments: words,
+            fixtures: packageRoot().appendingPathComponent("Fixtures"), program: "mediaplay")
     }
 
     static func bench(_ arguments: Arguments) async throws -> Int32 {
