@@ -71,6 +71,7 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
     func play() {
         queue.async { [self] in
             playing = true
+            session?.events.holdPaused(false)
             resume()
         }
     }
@@ -79,6 +80,7 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
         queue.async { [self] in
             playing = false
             guard let session else { return }
+            session.events.holdPaused(true)
             stopTimer()
             waitingForPictures = false
             reportStall()
@@ -294,9 +296,9 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
     /// Lands on the first picture of a fresh stream, media time 0, after the first step
     /// from the top: xine displayed the first picture early, and the step displayed it again
     /// (or the second picture). Its timestamp becomes media time 0. xine's decoder gives the
-    /// first picture none (pts 0) in some streams (MPEG-TS), and xine can display it from a
-    /// copy the timestamp plugin never saw: the timestamp of a later picture, as many frames
-    /// earlier, is taken then (stepping on to one). (Shown at the size of the second
+    /// first picture of an MPEG-TS none (pts 0), and xine can display it from a copy the
+    /// timestamp plugin never saw: the timestamp of a later picture, as many frames earlier,
+    /// is taken then (stepping on to one). (Shown at the size of the second
     /// picture: the first pictures of a stream can come before the decoder applied the
     /// pixel aspect.)
     private func landOnFirst(_ session: XineSession, _ first: (picture: XinePicture, before: XinePicture?)) -> TimeInterval {
@@ -306,14 +308,23 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
         var later: [XinePicture] = again || first.before == nil ? [] : [first.picture]
         let reported = Int64(session.info(XINE_STREAM_INFO_FRAME_DURATION))
         let frame = reported > 0 ? reported : 3600
-        func stamp(_ picture: XinePicture) -> Int64? { picture.timestamp.flatMap { $0 != 0 ? $0 : nil } }
+        // A timestamp of 0 is xine's "none" only where the stream's own do not start at 0
+        // (MPEG-TS); an MP4's first picture has 0 for a time.
+        let layer = xine_get_meta_info(session.stream, XINE_META_INFO_SYSTEMLAYER).map { String(cString: $0) } ?? ""
+        let zeroIsNone = layer == "MPEG_TS"
+        func stamp(_ picture: XinePicture) -> Int64? { picture.timestamp.flatMap { $0 != 0 || !zeroIsNone ? $0 : nil } }
         if !video.hasStart {
-            if let pts = stamp(firstPicture) {
+            if let pts = stamp(firstPicture) ?? (again ? first.before.flatMap(stamp) : nil) {
                 video.setStart(pts)
             } else {
                 while later.count < 4, later.last.flatMap(stamp) == nil, let next = step(session)?.picture { later.append(next) }
                 if let index = later.firstIndex(where: { stamp($0) != nil }), let pts = stamp(later[index]) {
-                    video.setStart(pts - Int64(index + 1) * frame)
+                    // As many frames after the first as xine's position says (xine's network
+                    // buffer control can have played the stream on for a moment), else the
+                    // steps taken.
+                    let counted = Int64(index + 1)
+                    let frames = index == later.count - 1 ? session.position.map { Int64(($0 * 90000 / Double(frame)).rounded()) } : nil
+                    video.setStart(pts - max(counted, frames ?? counted) * frame)
                 } else {
                     video.setStart(0)
                 }
@@ -341,13 +352,17 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
             return
         }
         stopTimer()
+        session.events.holdPaused(true)
         xine_set_param(session.stream, XINE_PARAM_SPEED, XINE_SPEED_PAUSE)
         do {
             let reached = try land(session, at: target)
             landedAt = reached
             session.video.setMode(.ignoring)
             sink.seekCompleted(reached)
-            if playing { resume() }
+            if playing {
+                session.events.holdPaused(false)
+                resume()
+            }
         } catch let error as PlaybackError {
             sink.failed(error)
         } catch {
@@ -422,10 +437,18 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
     private func tick() {
         guard let session, let sink, playing else { return }
         let isFile = source?.isFile ?? true
-        // With video the pictures give the position as xine displays them; sound alone:
-        // xine's position.
-        let position = hasVideo ? session.video.lastTime ?? 0 : max(0, session.position ?? 0)
-        if !hasVideo { sink.position(position) }
+        // With video the pictures give the position as xine displays them, and between two
+        // of them it runs on by a frame at the most: when pictures come late (the network,
+        // a slow decoder) the position waits for them. Sound alone: xine's position.
+        let position: TimeInterval
+        if hasVideo {
+            let shown = session.video.lastShown
+            let frame = measuredFrameDuration ?? 0.04
+            position = shown.time + min(frame, (uptime() - shown.at) * Double(rate))
+        } else {
+            position = max(0, session.position ?? 0)
+        }
+        sink.position(position)
         // xine's network buffer control announces buffering when it pauses the stream
         // itself; a source that stops sending in the middle of a picture's data blocks the
         // demuxer without that. No picture for a while, playing from the network, is a stall

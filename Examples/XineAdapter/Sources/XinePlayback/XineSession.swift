@@ -34,7 +34,7 @@ final class XineSession {
         }
         // No config file: the defaults of this xine-lib. Quiet: failures come back as errors.
         xine_engine_set_param(xine, XINE_ENGINE_PARAM_VERBOSITY, XINE_VERBOSITY_NONE)
-        xine_init(xine)
+        Self.initialize(xine)
         Self.configure(xine)
         let context = Unmanaged.passUnretained(video).toOpaque()
         guard let videoPort = pkx_open_raw_video(xine, context, XineVideoOutput.frameCallback, XineVideoOutput.overlayCallback) else {
@@ -81,9 +81,26 @@ final class XineSession {
         self.video = video
         self.events = listener
         video.attach(stream, timestamps: timestamps)
+        listener.attach(stream)
     }
 
     deinit { close() }
+
+    /// Whether an engine instance of this process has written xine's plugin cache.
+    private static let wroteCache = Locked(false)
+
+    /// xine_init, one instance at a time. Every xine_init writes xine's plugin cache
+    /// (~/.cache/xine-lib/plugins.cache) through one temporary file of a fixed name, so two at
+    /// once in a process leave a cache that lacks plugins (every later xine_open then finds no
+    /// demuxer, in every process, until the cache is deleted). The first instance of the
+    /// process brings the cache up to date; the others only read it (XINE_FLAG_NO_WRITE_CACHE).
+    private static func initialize(_ xine: UnsafeMutablePointer<xine_t>) {
+        wroteCache.withLock { wrote in
+            if wrote { xine_set_flags(xine, XINE_FLAG_NO_WRITE_CACHE) }
+            xine_init(xine)
+            wrote = true
+        }
+    }
 
     /// Settings of this xine-lib that the adapter changes: xine's dav1d decoder plugin ends the
     /// process with a segmentation fault in libdav1d's worker thread on the suite's AV1 clip,
@@ -165,12 +182,34 @@ enum XineEvent: Sendable {
 }
 
 /// The context of xine's event listener thread: decodes each event and hands it on.
-final class XineEventListener: Sendable {
+final class XineEventListener: @unchecked Sendable {
+    // @unchecked: `stream` and `pausing` are touched only while `lock` is held; the rest is
+    // immutable or Locked.
     private let onEvent: @Sendable (XineEvent) -> Void
     /// The messages xine sent so far (for the error of a failed open).
     let messages = Locked<[String]>([])
+    private let lock = MutexLock()
+    private var stream: UnsafeMutablePointer<xine_stream_t>?
+    private var pausing = true
 
     init(_ onEvent: @escaping @Sendable (XineEvent) -> Void) { self.onEvent = onEvent }
+
+    /// The stream to keep paused (the session sets it once made; its listener thread is
+    /// joined before the stream goes).
+    func attach(_ stream: UnsafeMutablePointer<xine_stream_t>) { lock.withLock { self.stream = stream } }
+
+    /// Whether the stream is to stay paused (true until playing, and while paused).
+    func holdPaused(_ hold: Bool) { lock.withLock { pausing = hold } }
+
+    /// xine's network buffer control, when its buffers are full again, plays the stream on
+    /// at normal speed, whatever the frontend asked: pause it again at once, here, when it
+    /// is to stay paused (xine's frontend calls are allowed from the listener thread).
+    fileprivate func buffered() {
+        lock.withLock {
+            guard pausing, let stream else { return }
+            xine_set_param(stream, XINE_PARAM_SPEED, XINE_SPEED_PAUSE)
+        }
+    }
 
     /// xine's listener callback; `context` is the listener, kept alive by its session until
     /// the queue (and with it this thread) is gone.
@@ -183,6 +222,7 @@ final class XineEventListener: Sendable {
         case XINE_EVENT_PROGRESS:
             guard let data = event.pointee.data?.assumingMemoryBound(to: xine_progress_data_t.self) else { return }
             let description = data.pointee.description.map { String(cString: $0) } ?? ""
+            if description.hasPrefix("Buffering"), data.pointee.percent >= 100 { listener.buffered() }
             listener.onEvent(.progress(description: description, percent: Int(data.pointee.percent)))
         case XINE_EVENT_UI_MESSAGE:
             guard let data = event.pointee.data?.assumingMemoryBound(to: xine_ui_message_data_t.self) else { return }

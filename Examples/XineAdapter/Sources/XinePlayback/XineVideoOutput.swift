@@ -83,6 +83,10 @@ final class XineVideoOutput: @unchecked Sendable {
     /// When the last picture was shown while playing (or playing started), monotonic seconds.
     var lastLiveDisplay: TimeInterval { condition.withLock { lastLive } }
 
+    /// The media time of the last picture displayed, and when it was shown while playing (or
+    /// playing started), monotonic seconds.
+    var lastShown: (time: TimeInterval, at: TimeInterval) { condition.withLock { (timeline.lastTime ?? 0, lastLive) } }
+
     /// How many pictures have been displayed, and the last one recorded.
     var lastRecorded: (count: Int, picture: XinePicture?) { condition.withLock { (displays, recorded) } }
 
