@@ -40,20 +40,36 @@ let package = Package(
             name: "PictureConversion",
             dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["FFmpeg", "VLC"]))]),
 
+        // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
+        // engines whose own model does not say
+        .systemLibrary(
+            name: "CMediaProbe", path: "Sources/CMediaProbe", pkgConfig: "libavformat libavcodec libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        .target(
+            name: "MediaProbe",
+            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer", "MPV"]))]),
+
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0",
+            // Written by scripts/setup.sh from gstreamer-1.0, -app, -video and -audio and gio-2.0
+            // (for the https authorities; without GLib's -pthread, which SwiftPM refuses with a
+            // warning on every build).
+            pkgConfig: "playbackkit-gstreamer",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]),
         .target(
             name: "GStreamerPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"]))],
+            dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11",
+            // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
+            // libswresample, libavutil, sdl2, x11 and libass (without SDL2's -D_REENTRANT).
+            pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
-                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
+                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev",
+                              "libass-dev"])]),
         .target(
             name: "FFmpegPlayback",
             dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"])),
@@ -64,7 +80,8 @@ let package = Package(
             providers: [.apt(["libmpv-dev"])]),
         .target(
             name: "MPVPlayback",
-            dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"]))],
+            dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
@@ -72,7 +89,8 @@ let package = Package(
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
-                           .target(name: "PictureConversion", condition: .when(traits: ["VLC"]))],
+                           .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
+                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
         // MARK: - Registry, conformance suite, command line
@@ -85,10 +103,15 @@ let package = Package(
                 .target(name: "MPVPlayback", condition: .when(traits: ["MPV"])),
                 .target(name: "VLCPlayback", condition: .when(traits: ["VLC"])),
             ]),
-        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit"], path: "Conformance"),
+        // OpenSSL for the conformance suite's local https server.
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL"], path: "Conformance"),
+        .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"],
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport"],
             // The release tool carries the Swift runtime inside (as `--static-swift-stdlib`
             // does): 2-4 MiB less resident memory and a faster start than loading the
             // runtime's shared libraries. The static FoundationEssentials needs its two
@@ -101,9 +124,15 @@ let package = Package(
                     .when(configuration: .release)),
             ]),
 
+        // MARK: - The benchmark (a tool of the repository, not a product)
+        .executableTarget(
+            name: "mediaplay-bench",
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport"],
+            path: "Benchmarks/mediaplay-bench"),
+
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
-        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion"]),
+        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "MediaProbe"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),

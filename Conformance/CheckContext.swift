@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 // MARK: - Outcomes a check throws
@@ -34,9 +35,9 @@ func observe(for seconds: TimeInterval) async throws {
 func sample<T: Sendable>(every interval: TimeInterval, for duration: TimeInterval,
                          _ read: () -> T) async throws -> [(time: TimeInterval, value: T)] {
     var samples: [(time: TimeInterval, value: T)] = []
-    let start = monotonicNow()
+    let start = monotonicSeconds()
     while true {
-        let now = monotonicNow()
+        let now = monotonicSeconds()
         samples.append((now, read()))
         if now - start >= duration { break }
         try await observe(for: interval)
@@ -113,6 +114,17 @@ final class CheckPlayer: Sendable {
         return entry.event.seekPosition ?? 0
     }
 
+    /// Shuts the player down (the call must return within `limit` seconds) and waits for its
+    /// event stream to end (at most 5 s); `what` names the player in failures.
+    func shutDown(within limit: TimeInterval, _ what: String) async throws {
+        step("shutdown() in \(what)")
+        let returned = await returnsWithin(limit) { [player] in player.shutdown() }
+        try expect(returned, "\(what): shutdown() did not return within \(format(limit)) s")
+        step("waiting for the event stream to end in \(what)")
+        let ended = await recorder.waitForStreamEnd(timeout: 5)
+        try expect(ended, "\(what): the event stream did not end within 5 s of shutdown()")
+    }
+
     /// Waits for `.finished(.playbackEnded)` after `mark`.
     func waitForEnd(since mark: Int, timeout: TimeInterval) async throws {
         step("waiting for .finished(.playbackEnded)")
@@ -122,9 +134,9 @@ final class CheckPlayer: Sendable {
     /// Waits until the position has reached `seconds`, reading it every 10 ms.
     func waitForPosition(atLeast seconds: TimeInterval, timeout: TimeInterval) async throws {
         step("waiting for the position to reach \(format(seconds)) s")
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         while position < seconds {
-            if monotonicNow() > deadline {
+            if monotonicSeconds() > deadline {
                 throw CheckFailure("the position did not reach \(format(seconds)) s within \(format(timeout)) s (it is \(format(position)) s, state \(player.playbackState))")
             }
             if let error = recorder.events().first(where: \.isError) {
@@ -158,18 +170,31 @@ final class CheckPlayer: Sendable {
 final class CheckContext: Sendable {
     let fixtures: URL
     private let factory: ConformanceSuite.Factory
+    /// The name of the players under test, as the report shows it.
+    let backendName: String
+    /// The `backendName` every player under test must report; nil: any that is not empty.
+    let expectedPlayerBackendName: String?
     private let players = Locked<[any MediaPlayback]>([])
+    private let queues = Locked<[PlaybackQueue]>([])
     /// The players made with `retained: false`, held weakly: clean-up shuts down those still alive.
     private let unretainedPlayers = Locked<[WeakPlayer]>([])
     private let servers = Locked<[LocalHTTPServer]>([])
+    /// Temporary folders to delete after the check.
+    private let folders = Locked<[URL]>([])
     private let closed = Locked(false)
     /// What the check was doing last, for the report of a hang.
     let trace = Locked("starting")
 
-    init(fixtures: URL, factory: @escaping ConformanceSuite.Factory) {
+    init(fixtures: URL, backendName: String = "custom", expectedPlayerBackendName: String? = nil,
+         factory: @escaping ConformanceSuite.Factory) {
         self.fixtures = fixtures
+        self.backendName = backendName
+        self.expectedPlayerBackendName = expectedPlayerBackendName
         self.factory = factory
     }
+
+    /// The players under test as a backend, for the lists a fallback player or a queue tries.
+    var backendUnderTest: any PlaybackBackend { FactoryBackend(name: backendName, factory: factory) }
 
     /// The fixture's URL; skips the check when it is missing.
     func fixture(_ name: String) throws -> URL {
@@ -185,17 +210,26 @@ final class CheckContext: Sendable {
     /// `retained`: the context keeps the player until clean-up shuts it down; when false it
     /// holds the player only weakly, so the player lives as long as the check holds it (its
     /// `CheckPlayer`), and clean-up shuts it down only if it is still alive then.
+    /// `trying`: a player of `Backends.makePlayer(trying:url:options:)` over these backends
+    /// instead of one of the player under test.
     func player(url: URL, frames: Bool = false, viewport: VideoSize? = nil, retained: Bool = true,
+                trying backends: [any PlaybackBackend]? = nil,
                 configure: (inout PlaybackOptions) -> Void = { _ in }) throws -> CheckPlayer {
         guard !closed.get() else { throw CancellationError() }
         let collector = frames ? FrameCollector(readsNumbers: viewport == nil) : nil
         var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        // Under a memory checker opening takes as much longer as everything else.
+        options.openTimeout *= SizeSweep.slowdown
         if let collector { options.videoOutput = .frames(viewport: viewport, handler: collector.handler) }
         configure(&options)
         let player: any MediaPlayback
         trace.set("making a player for \(url.lastPathComponent)")
         do {
-            player = try factory(url, options)
+            if let backends {
+                player = try Backends.makePlayer(trying: backends, url: url, options: options)
+            } else {
+                player = try factory(url, options)
+            }
         } catch {
             throw CheckFailure("making a player for \(url.lastPathComponent) threw: \(error)")
         }
@@ -225,20 +259,55 @@ final class CheckContext: Sendable {
         try player(url: fixture(name), retained: false)
     }
 
-    /// A local HTTP server on 127.0.0.1 serving frames.mp4 (see `LocalHTTPServer`), stopped
-    /// after the check.
-    func httpServer() throws -> LocalHTTPServer {
+    /// A play queue of `urls` over `backends` (nil: the backend under test alone), with null
+    /// audio and no picture (or the pictures at natural size into `frames`), shut down by
+    /// clean-up.
+    func queue(_ urls: [URL], trying backends: [any PlaybackBackend]? = nil, frames: FrameCollector? = nil) throws -> PlaybackQueue {
+        guard !closed.get() else { throw CancellationError() }
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let frames { options.videoOutput = .frames(viewport: nil, handler: frames.handler) }
+        let queue = PlaybackQueue(urls: urls, trying: backends ?? [backendUnderTest], options: options)
+        queues.withLock { $0.append(queue) }
+        return queue
+    }
+
+    /// A local HTTP server on 127.0.0.1 with the suite's media (see `NetworkMedia`), https
+    /// when `tls` is given; stopped after the check.
+    func httpServer(tls: TLSServerIdentity? = nil) throws -> LocalHTTPServer {
         guard !closed.get() else { throw CancellationError() }
         let server: LocalHTTPServer
         do {
-            server = try LocalHTTPServer(media: fixture("frames.mp4"))
-        } catch let skip as CheckSkip {
-            throw skip
+            server = try LocalHTTPServer(tls: tls)
         } catch {
             throw CheckFailure("the suite could not start its local HTTP server: \(error)")
         }
         servers.withLock { $0.append(server) }
+        try NetworkMedia.install(on: server, context: self)
         return server
+    }
+
+    /// A fresh temporary folder, deleted after the check.
+    func temporaryFolder() throws -> URL {
+        guard !closed.get() else { throw CancellationError() }
+        var template = Array("/tmp/playbackkit-check-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CheckFailure("the suite could not make a temporary folder: \(String(cString: strerror(errno)))")
+        }
+        let folder = URL(fileURLWithPath: String(cString: made))
+        folders.withLock { $0.append(folder) }
+        return folder
+    }
+
+    /// A new test certificate authority (see `TestCertificates`), deleted after the check.
+    func certificates() throws -> TestCertificates {
+        guard !closed.get() else { throw CancellationError() }
+        do {
+            let made = try TestCertificates.make()
+            folders.withLock { $0.append(made.folder) }
+            return made
+        } catch {
+            throw CheckFailure("the suite could not make its test certificates: \(error)")
+        }
     }
 
     /// Shuts every player down (each call may take at most `limit` seconds) and stops the
@@ -253,6 +322,10 @@ final class CheckContext: Sendable {
             return list.compactMap(\.player)
         }
         var problems: [String] = []
+        for queue in queues.withLock({ list -> [PlaybackQueue] in defer { list.removeAll() }; return list }) {
+            let returned = await returnsWithin(limit) { queue.shutdown() }
+            if !returned { problems.append("a queue's shutdown() did not return within \(format(limit)) s") }
+        }
         for player in made {
             let returned = await returnsWithin(limit) { player.shutdown() }
             if !returned { problems.append("shutdown() did not return within \(format(limit)) s") }
@@ -260,8 +333,19 @@ final class CheckContext: Sendable {
         for server in servers.withLock({ list -> [LocalHTTPServer] in defer { list.removeAll() }; return list }) {
             server.stop()
         }
+        for folder in folders.withLock({ list -> [URL] in defer { list.removeAll() }; return list }) {
+            try? FileManager.default.removeItem(at: folder)
+        }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
+}
+
+/// The players a suite's factory makes, as a backend.
+struct FactoryBackend: PlaybackBackend {
+    let name: String
+    let factory: ConformanceSuite.Factory
+    var engineVersion: String { "" }
+    func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback { try factory(url, options) }
 }
 
 /// A player held without keeping it alive.

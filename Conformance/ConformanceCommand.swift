@@ -13,7 +13,7 @@ import PlaybackKit
 /// exit(await ConformanceCommand.run(backends: [MyBackend()]))
 /// ```
 ///
-/// `my-conformance [--backend NAME|all] [--check NAME]... [--json] [--fixtures DIR]` makes
+/// `my-conformance [--backend NAME[,NAME]...|all] [--check NAME]... [--json] [--fixtures DIR]` makes
 /// the fixtures (once) and runs the suite, with a line per check on stderr as it ends, then
 /// the matrix on stdout (or JSON with `--json`). `--check` takes a check's name or a family
 /// (the part before the dot, e.g. `seek`) and may be repeated. `--make-fixtures` only makes
@@ -46,10 +46,10 @@ public enum ConformanceCommand {
     /// The usage text, for the program named `program`.
     public static func usage(program: String) -> String {
         """
-        usage: \(program) [--backend NAME|all] [--check NAME]... [--json] [--fixtures DIR]
+        usage: \(program) [--backend NAME[,NAME]...|all] [--check NAME]... [--json] [--fixtures DIR]
                \(program) --make-fixtures [--fixtures DIR]
                \(program) --list
-          --backend NAME   one backend (default: all)
+          --backend NAME   one backend, or a list separated by commas (default: all)
           --check NAME     a check, or a family such as "seek"; may be repeated (default: every check)
           --json           the matrix as JSON on stdout
           --fixtures DIR   where the test media is made and read (default: \(defaultFixturesText))
@@ -100,14 +100,17 @@ public enum ConformanceCommand {
             }
         }
 
-        let selected: [any PlaybackBackend]
-        if let name = options.backend, name != "all" {
-            guard let backend = backends.first(where: { $0.name == name }) else {
-                let known = backends.map(\.name).joined(separator: ", ")
-                complain("unknown backend '\(name)'; known backends: \(known.isEmpty ? "none" : known)")
-                return 2
+        var selected: [any PlaybackBackend] = []
+        if let list = options.backend, list != "all" {
+            // One name, or a list ("vlc,ffmpeg"): each is run.
+            for name in Backends.names(in: list) {
+                guard let backend = backends.first(where: { $0.name == name }) else {
+                    let known = backends.map(\.name).joined(separator: ", ")
+                    complain("unknown backend '\(name)'; known backends: \(known.isEmpty ? "none" : known)")
+                    return 2
+                }
+                selected.append(backend)
             }
-            selected = [backend]
         } else {
             selected = backends
         }

@@ -30,19 +30,25 @@ public struct ConformanceSuite: Sendable {
     public let engineVersion: String
     /// The folder with the fixtures.
     public let fixtures: URL
+    /// The `backendName` the players under test must report; nil: any that is not empty.
+    public let expectedPlayerBackendName: String?
     private let factory: Factory
 
-    /// A suite for the players `factory` makes. `name` labels the report's column.
-    public init(name: String = "custom", engineVersion: String = "", fixtures: URL, factory: @escaping Factory) {
+    /// A suite for the players `factory` makes. `name` labels the report's column;
+    /// `expectedPlayerBackendName` is what their `backendName` must be (nil: anything but "").
+    public init(name: String = "custom", engineVersion: String = "", expectedPlayerBackendName: String? = nil,
+                fixtures: URL, factory: @escaping Factory) {
         self.backendName = name
         self.engineVersion = engineVersion
+        self.expectedPlayerBackendName = expectedPlayerBackendName
         self.fixtures = fixtures
         self.factory = factory
     }
 
-    /// A suite for a registered backend.
+    /// A suite for a registered backend: its players must report its name as `backendName`.
     public init(backend: any PlaybackBackend, fixtures: URL) {
-        self.init(name: backend.name, engineVersion: backend.engineVersion, fixtures: fixtures) { url, options in
+        self.init(name: backend.name, engineVersion: backend.engineVersion, expectedPlayerBackendName: backend.name,
+                  fixtures: fixtures) { url, options in
             try backend.makePlayer(url: url, options: options)
         }
     }
@@ -53,7 +59,7 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + SizeChecks.all + FormatChecks.all + StressChecks.all
+        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
 
     /// The name and a one-line description of every check, in the order they run.
     public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }
@@ -95,8 +101,9 @@ public struct ConformanceSuite: Sendable {
 
     /// Runs one check with a fresh context, racing it against its deadline.
     private func run(_ check: Check) async -> CheckResult {
-        let context = CheckContext(fixtures: fixtures, factory: factory)
-        let start = monotonicNow()
+        let context = CheckContext(fixtures: fixtures, backendName: backendName,
+                                   expectedPlayerBackendName: expectedPlayerBackendName, factory: factory)
+        let start = monotonicSeconds()
         let outcome = Watched<CheckOutcome?>(nil)
         let settle: @Sendable (CheckOutcome) -> Void = { result in
             outcome.update { if $0 == nil { $0 = result } }
@@ -131,7 +138,7 @@ public struct ConformanceSuite: Sendable {
                 result = .fail(problem)
             }
         }
-        return CheckResult(name: check.name, outcome: result, seconds: monotonicNow() - start)
+        return CheckResult(name: check.name, outcome: result, seconds: monotonicSeconds() - start)
     }
 }
 

@@ -43,7 +43,7 @@ public final class EventRecorder: Sendable {
         self.log = log
         consumer = Task.detached {
             for await event in stream {
-                let entry = Entry(event: event, time: monotonicNow())
+                let entry = Entry(event: event, time: monotonicSeconds())
                 log.update { $0.entries.append(entry) }
             }
             log.update { $0.ended = true }
@@ -197,7 +197,7 @@ public final class FrameCollector: Sendable {
         { [self] frame in
             let number = readsNumbers ? FramePattern.frameNumber(in: frame) : nil
             let record = Record(number: number, presentationTime: frame.presentationTime,
-                                size: frame.size, arrival: monotonicNow())
+                                size: frame.size, arrival: monotonicSeconds())
             state.update {
                 $0.records.append(record)
                 $0.latest = frame
@@ -278,6 +278,9 @@ func describe(_ event: PlaybackEvent) -> String {
     case .finished(.playbackEnded): "finished(playbackEnded)"
     case .finished(.userExited): "finished(userExited)"
     case .finished(.playbackError(let error)): "finished(playbackError(\(error)))"
+    case .tracksChanged(let tracks): "tracksChanged(\(tracks.map(\.id).joined(separator: ",")))"
+    case .metadataChanged(let metadata): "metadataChanged(\(metadata.tags.count) tags)"
+    case .subtitleChanged(let cue): "subtitleChanged(\(cue.map { "\"\($0.text)\" at \(format($0.start))" } ?? "nil"))"
     }
 }
 

@@ -77,4 +77,3 @@ final class Watched<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Seconds on a monotonic clock.
-func monotonicNow() -> TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

@@ -103,8 +103,8 @@ enum DisciplineChecks {
 
     static let whileOpenStalls = Check("api.prompt-while-open-stalls", "every public call, stop() and shutdown() return within 50 ms while the source stalls during opening (local HTTP)", timeout: 40) { context in
         let server = try context.httpServer()
-        try await NetworkChecks.requireHTTP(context, server)
-        let p = try context.player(url: server.url("/stall-open.mp4"))
+        try await NetworkMedia.requireHTTP(context, server)
+        let p = try context.player(url: server.url(NetworkMedia.stallOpen))
         let mark = p.mark
         var slow: [String] = []
         if let late = timed("prepareToPlay()", { p.player.prepareToPlay() }) { slow.append(late) }
@@ -125,11 +125,11 @@ enum DisciplineChecks {
 
     static let whilePlaybackStalls = Check("api.prompt-while-playback-stalls", "every public call, stop() and shutdown() return within 50 ms while playback waits for a stalled source (local HTTP)", timeout: 45) { context in
         let server = try context.httpServer()
-        try await NetworkChecks.requireHTTP(context, server)
-        let p = try context.player(url: server.url("/stall-play.mp4"))
+        try await NetworkMedia.requireHTTP(context, server)
+        let p = try context.player(url: server.url(NetworkMedia.stallPlay))
         try await p.prepare()
         try await p.play()
-        try await NetworkChecks.waitForStall(p)
+        try await NetworkMedia.waitForStall(p)
         var slow: [String] = []
         for _ in 0..<3 {
             slow += callEveryMember(p.player, playing: true)

@@ -45,7 +45,7 @@ enum EndChecks {
     static let restart = Check("end.restart", "play() after the end restarts from 0") { context in
         let (p, _) = try await playToEnd(context)
         let mark = p.mark
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         p.player.play()
         try await p.recorder.waitFor(".playbackStateChanged(.playing) after the end", since: mark, timeout: 5) { $0 == .playbackStateChanged(.playing) }
         let samples = try await sample(every: 0.01, for: 0.6) { p.position }
@@ -66,10 +66,10 @@ enum EndChecks {
         let shown = try p.thumbnailFrameNumber("after a seek to 1 s after the end")
         try expect(shown == 25, "a seek to 1 s after the end shows frame \(shown), expected 25")
         let mark = p.mark
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         try await p.play()
         try await p.waitForPosition(atLeast: 1.3, timeout: 3)
-        let elapsed = monotonicNow() - start
+        let elapsed = monotonicSeconds() - start
         try expect(p.position <= 1.0 + elapsed + 0.15, "playing from 1 s, \(format(elapsed)) s later the position is \(format(p.position)) s")
         try await p.waitForEnd(since: mark, timeout: 5)
         let finishes = p.recorder.events(since: mark).filter(\.isFinished)

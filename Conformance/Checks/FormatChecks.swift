@@ -120,18 +120,18 @@ enum FormatChecks {
         let startFrame: Int? = if hasVideo { try p.thumbnailFrameNumber("prepared") } else { nil }
         let mark = p.mark
         p.step("play(), then reading the position every 10 ms until it moves")
-        let called = monotonicNow()
+        let called = monotonicSeconds()
         p.player.play()
         var positionMoved: TimeInterval?
         var pictureMoved: (seconds: TimeInterval, frame: Int)?
         while positionMoved == nil || (startFrame != nil && pictureMoved == nil) {
-            if positionMoved == nil, p.position > startPosition { positionMoved = monotonicNow() - called }
+            if positionMoved == nil, p.position > startPosition { positionMoved = monotonicSeconds() - called }
             if let startFrame, pictureMoved == nil,
                let picture = p.player.thumbnailAtCurrentTime(),
                let shown = FramePattern.frameNumber(in: picture), shown != startFrame {
-                pictureMoved = (monotonicNow() - called, shown)
+                pictureMoved = (monotonicSeconds() - called, shown)
             }
-            let waited = monotonicNow() - called
+            let waited = monotonicSeconds() - called
             if waited > 3 {
                 let what = positionMoved == nil ? "the position (\(format(p.position)) s)" : "the picture (frame \(startFrame ?? 0))"
                 throw CheckFailure("\(what) had not moved \(format(waited)) s after play() (state \(p.player.playbackState))")
@@ -155,10 +155,10 @@ enum FormatChecks {
     /// the picture too (the same, plus one frame for where the frames fall).
     static func measurePace(_ p: CheckPlayer, hasVideo: Bool) async throws {
         p.step("measuring the pace over 1 s")
-        let wall0 = monotonicNow(), position0 = p.position
+        let wall0 = monotonicSeconds(), position0 = p.position
         let frame0 = if hasVideo { try p.thumbnailFrameNumber("start of the pace measurement") } else { 0 }
         try await observe(for: 1.0)
-        let wall1 = monotonicNow(), position1 = p.position
+        let wall1 = monotonicSeconds(), position1 = p.position
         let frame1 = if hasVideo { try p.thumbnailFrameNumber("end of the pace measurement") } else { 0 }
         let wall = wall1 - wall0
         let pace = (position1 - position0) / wall
@@ -212,10 +212,10 @@ enum FormatChecks {
     static func playToEnd(_ p: CheckPlayer, duration: TimeInterval) async throws {
         let remaining = duration - p.position
         let mark = p.mark
-        let started = monotonicNow()
+        let started = monotonicSeconds()
         try await p.play()
         try await p.waitForEnd(since: mark, timeout: remaining + 3)
-        let took = monotonicNow() - started
+        let took = monotonicSeconds() - started
         try expect(took >= remaining - 0.3,
                    "playing the last \(format(remaining)) s ended after \(format(took)) s: too early")
         try await observe(for: 0.5)

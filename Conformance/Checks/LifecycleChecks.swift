@@ -124,8 +124,8 @@ enum LifecycleChecks {
 
 /// Runs `call` and returns "`name` took N ms" when it took longer than 50 ms.
 func timed(_ name: String, limit: TimeInterval = DisciplineChecks.callLimit, _ call: () -> Void) -> String? {
-    let start = monotonicNow()
+    let start = monotonicSeconds()
     call()
-    let elapsed = monotonicNow() - start
+    let elapsed = monotonicSeconds() - start
     return elapsed > limit ? "\(name) took \(Int((elapsed * 1000).rounded())) ms" : nil
 }

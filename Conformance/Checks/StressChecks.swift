@@ -156,12 +156,7 @@ enum StressChecks {
         } catch let failure as CheckFailure {
             throw CheckFailure("\(plan.label): \(failure.reason)")
         }
-        p.step("shutdown() in \(plan.label)")
-        let returned = await returnsWithin(shutdownLimit) { p.player.shutdown() }
-        try expect(returned, "\(plan.label): shutdown() did not return within \(format(shutdownLimit)) s (seed \(hex(setupTeardownSeed)))")
-        p.step("waiting for the event stream to end in \(plan.label)")
-        let ended = await p.recorder.waitForStreamEnd(timeout: 5)
-        try expect(ended, "\(plan.label): the event stream did not end within 5 s of shutdown() (seed \(hex(setupTeardownSeed)))")
+        try await p.shutDown(within: shutdownLimit, "\(plan.label) (seed \(hex(setupTeardownSeed)))")
     }
 
     // MARK: - stress.state-storm
@@ -232,9 +227,9 @@ enum StressChecks {
                 for number in 0..<callsPerThread {
                     let call = StormCall(using: &random, duration: duration)
                     inFlight.withLock { $0[index] = "thread \(index) call \(number): \(call)" }
-                    let start = monotonicNow()
+                    let start = monotonicSeconds()
                     call.perform(on: player)
-                    let took = monotonicNow() - start
+                    let took = monotonicSeconds() - start
                     inFlight.withLock { $0[index] = nil }
                     if took > stormCallLimit {
                         slow.withLock { $0.append("\(call) took \(Int((took * 1000).rounded())) ms (thread \(index) call \(number))") }
@@ -361,14 +356,14 @@ enum StressChecks {
         // the window): one that does not move is measured all the same, and reported with its
         // pace.
         context.trace.set("waiting for the positions of \(players.count) players to move")
-        let moving = monotonicNow() + 2
-        while players.contains(where: { $0.player.position < 0.1 }), monotonicNow() < moving {
+        let moving = monotonicSeconds() + 2
+        while players.contains(where: { $0.player.position < 0.1 }), monotonicSeconds() < moving {
             try await observe(for: 0.01)
         }
-        let start = players.map { (wall: monotonicNow(), position: $0.player.position) }
+        let start = players.map { (wall: monotonicSeconds(), position: $0.player.position) }
         context.trace.set("\(players.count) players playing together for \(format(togetherWindow)) s")
         try await observe(for: togetherWindow)
-        let end = players.map { (wall: monotonicNow(), position: $0.player.position) }
+        let end = players.map { (wall: monotonicSeconds(), position: $0.player.position) }
         var off: [String] = []
         for (index, entry) in players.enumerated() {
             let wall = end[index].wall - start[index].wall
@@ -444,9 +439,9 @@ enum StressChecks {
     /// (polled: nothing announces it).
     static func expectFreed(_ released: [WeakPlayer], _ what: String, _ context: CheckContext) async throws {
         context.trace.set("waiting for the players of \(what) to be freed")
-        let deadline = monotonicNow() + freedTimeout
+        let deadline = monotonicSeconds() + freedTimeout
         while released.contains(where: { $0.player != nil }) {
-            if monotonicNow() > deadline {
+            if monotonicSeconds() > deadline {
                 let alive = released.filter { $0.player != nil }.count
                 throw CheckFailure("\(what): \(alive) of \(released.count) players released without shutdown() were not freed within \(format(freedTimeout)) s (something still holds them)")
             }
@@ -466,13 +461,13 @@ enum StressChecks {
     /// `quietTimeout`), then read once more with the allocator's free memory released.
     static func quietReading(_ context: CheckContext) async throws -> ProcessResources {
         context.trace.set("waiting for the thread and fd counts to hold still for the baseline")
-        let deadline = monotonicNow() + quietTimeout
+        let deadline = monotonicSeconds() + quietTimeout
         var reading = ProcessResources.current()
-        var since = monotonicNow()
-        while monotonicNow() - since < quietSpan, monotonicNow() < deadline {
+        var since = monotonicSeconds()
+        while monotonicSeconds() - since < quietSpan, monotonicSeconds() < deadline {
             try await observe(for: 0.05)
             let next = ProcessResources.current()
-            if next.threads != reading.threads || next.fileDescriptors != reading.fileDescriptors { since = monotonicNow() }
+            if next.threads != reading.threads || next.fileDescriptors != reading.fileDescriptors { since = monotonicSeconds() }
             reading = next
         }
         return ProcessResources.current(releasingFreeMemory: true)
@@ -484,11 +479,11 @@ enum StressChecks {
     /// nothing is).
     static func settle(to baseline: ProcessResources, within allowance: ResourceAllowance,
                        timeout: TimeInterval) async throws -> [String] {
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         while true {
             let now = ProcessResources.current(releasingFreeMemory: allowance.residentBytes != nil)
             let excess = allowance.excess(of: now, over: baseline)
-            if excess.isEmpty || monotonicNow() > deadline { return excess }
+            if excess.isEmpty || monotonicSeconds() > deadline { return excess }
             try await observe(for: 0.1)
         }
     }

@@ -38,11 +38,11 @@ enum TimeChecks {
         try await p.play()
         try await p.waitForPosition(atLeast: 0.3 * Double(rate), timeout: 5)
         try await observe(for: 0.3)
-        let wall0 = monotonicNow(), position0 = p.position
+        let wall0 = monotonicSeconds(), position0 = p.position
         let frame0 = try p.thumbnailFrameNumber("start of the measurement")
         let span = min(2.5, (p.player.duration - position0 - 0.5) / Double(rate))
         try await observe(for: span)
-        let wall1 = monotonicNow(), position1 = p.position
+        let wall1 = monotonicSeconds(), position1 = p.position
         let frame1 = try p.thumbnailFrameNumber("end of the measurement")
         let wall = wall1 - wall0
         let expected = Double(rate)
@@ -100,7 +100,7 @@ enum TimeChecks {
         try await p.pause()
         try await observe(for: 0.5)
         let paused = p.position
-        let start = monotonicNow()
+        let start = monotonicSeconds()
         p.player.play()
         let samples = try await sample(every: 0.005, for: 0.5) { p.position }
         for s in samples {

@@ -10,6 +10,4 @@ static inline unsigned int pk_png_format_rgba(void) { return PNG_FORMAT_RGBA; }
 static inline unsigned int pk_png_format_rgb(void) { return PNG_FORMAT_RGB; }
 /// PNG_IMAGE_FLAG_FAST (no row filters, zlib level 3) is a macro; the importer cannot see it.
 static inline unsigned int pk_png_image_flag_fast(void) { return PNG_IMAGE_FLAG_FAST; }
-/// PNG_IMAGE_FAILED is a macro over the warning_or_error field.
-static inline int pk_png_image_failed(const png_image *image) { return PNG_IMAGE_FAILED(*image); }
 #endif

@@ -7,13 +7,13 @@ import FoundationEssentials
 /// Public calls only post work to the queue (or read guarded state) and return. Engine reports
 /// arrive through an `EngineSink` and are handled on the same queue, so events are produced in
 /// one place, in order.
-public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
+public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     // @unchecked: the session variables below are touched only on `queue`; what other threads
     // read lives in `published`, `clock`, `buffer` and `engineSlot`, which are Locked.
 
     // MARK: - State other threads read
 
-    private struct Published {
+    struct Published {
         var isShutDown = false
         var isPrepared = false
         var state: PlaybackState = .stopped
@@ -25,28 +25,37 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         var rate: Float = 1
         var volume: Float = 1
         var generation = 0
+        var tracks: [MediaTrack] = []
+        var engineReportedTracks: [MediaTrack] = []
+        var metadata = MediaMetadata.empty
+        var chapters: [Chapter] = []
+        var currentSubtitle: SubtitleCue?
+        var subtitleDelay: TimeInterval = 0
     }
 
-    private let published = Locked(Published())
-    private let clock = PositionClock()
+    let published = Locked(Published())
+    let clock: PositionClock
+    let time: any TimeSource
     private let buffer = Locked(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
     private let engineSlot: Locked<ThumbnailSource?>
-    private let hub = EventHub()
-    private let queue: DispatchQueue
+    let hub = EventHub()
+    let queue: DispatchQueue
     private let presenter: FramePresenter?
 
     /// The source as resolved.
     public let source: MediaSource
     /// The options the player was made with.
     public let options: PlaybackOptions
+    /// The backend's name, as the player was made with it (`label`).
+    public let backendName: String
 
     // MARK: - Session state (queue only)
 
-    private enum Phase { case idle, opening, prepared }
+    enum Phase { case idle, opening, prepared }
     private enum SeekTarget: Equatable { case time(TimeInterval), end }
 
-    private var engine: (any PlaybackEngine)?
-    private var phase = Phase.idle
+    var engine: (any PlaybackEngine)?
+    var phase = Phase.idle
     private var ended = false
     private var wantsPlay = false
     private var pendingSeek: SeekTarget?      // asked for before prepared
@@ -55,11 +64,23 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     private var seekDuringPrepare = false
     private var openedAtStart: TimeInterval?  // a seek before prepare handed to engine.open
     private var stalled = false
-    private var openTimeout: DispatchWorkItem?
+    private var openTimeout: ScheduledWork?
+    /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
+    var trackSession = TrackSession()
+    private var stallLimit: ScheduledWork?      // runs while stalled and playing
 
-    /// A player driving `engine` on `source`. `label` names its queue (e.g. the backend name).
-    public init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+    /// A player driving `engine` on `source`. `label` is the backend's name: what
+    /// `backendName` reports, and the name of the player's queue.
+    public convenience init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String) {
+        self.init(engine: engine, url: url, options: options, label: label, time: SystemTimeSource())
+    }
+
+    /// A player whose position clock and deadlines read `time` (the core's tests drive one by hand).
+    package init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String, time: any TimeSource) {
+        self.backendName = label
         self.engine = engine
+        self.time = time
+        self.clock = PositionClock(time: time)
         self.engineSlot = Locked(ThumbnailSource(engine: engine))
         self.source = MediaSource(url)
         self.options = options
@@ -100,6 +121,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
             player.engine?.pause()
             player.clock.setRunning(false)
             player.setState(.paused)
+            player.updateStallLimit()
         }
     }
 
@@ -138,7 +160,16 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
     public var loadState: LoadState { published.get().loadState }
     public var duration: TimeInterval { published.get().duration }
     public var naturalSize: VideoSize { published.get().naturalSize }
-    public var playableDuration: TimeInterval { buffer.get().playableDuration }
+    /// What the engine reports loaded, kept within [position, duration] once prepared: what
+    /// plays has been loaded (a report from before the last seek lags behind it), and nothing
+    /// lies past the end.
+    public var playableDuration: TimeInterval {
+        let reported = buffer.get().playableDuration
+        let state = published.get()
+        guard state.isPrepared else { return reported }
+        let loaded = max(reported, clock.read())
+        return state.duration > 0 ? min(loaded, state.duration) : loaded
+    }
     public var bufferingProgress: Int { buffer.get().bufferingProgress }
     public var numberOfBytesTransferred: Int64 { buffer.get().bytesTransferred }
 
@@ -200,10 +231,24 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
 
     public var events: AsyncStream<PlaybackEvent> { hub.makeStream() }
 
+    public var engineReportedVolume: Float? {
+        guard isPreparedToPlay else { return nil }
+        return engineSlot.get()?.engine.appliedVolume
+    }
+
+    // MARK: - For the core's tests
+
+    /// Calls `observer` with every event as it is sent, on the sending thread.
+    package func observeEvents(_ observer: @escaping @Sendable (PlaybackEvent) -> Void) { hub.observe(observer) }
+
+    /// Returns once everything posted to the player's queue so far has run (never call it from
+    /// an event observer: that runs on the queue).
+    package func waitUntilIdle() { queue.sync {} }
+
     // MARK: - Queue plumbing
 
     /// Runs `work` on the queue unless the player is shut down.
-    private func post(_ work: @escaping @Sendable (EnginePlayer) -> Void) {
+    func post(_ work: @escaping @Sendable (EnginePlayer) -> Void) {
         guard !published.get().isShutDown else { return }
         queue.async { [self] in
             guard !published.get().isShutDown else { return }
@@ -233,7 +278,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
 
     private func startOpening() {
         guard phase == .idle, let engine else { return }
-        if let error = source.precheck(allowedSchemes: options.allowedSchemes) {
+        if let error = source.precheck(options: options) {
             fail(error)
             return
         }
@@ -250,20 +295,19 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
                 guard let self else { return }
                 self.queue.async { self.handle(report, generation: generation) }
             })
-        let timeout = DispatchWorkItem { [weak self] in
+        openTimeout = time.schedule(after: options.openTimeout, on: queue) { [weak self] in
             guard let self, self.phase == .opening, self.published.get().generation == generation else { return }
             let code: PlaybackError.Code = self.source.isFile ? .engine : .network
-            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Int(self.options.openTimeout)) s"))
+            self.fail(PlaybackError(code: code, message: "open: \(self.source.url.absoluteString) did not open within \(Self.seconds(self.options.openTimeout)) s"))
         }
-        openTimeout = timeout
-        queue.asyncAfter(deadline: .now() + options.openTimeout, execute: timeout)
+        let openOptions = optionsForOpening()
         if case .time(let start)? = pendingSeek, start > 0, engine.opensAtStartPosition {
             pendingSeek = nil
             openedAtStart = start
-            engine.open(source, options: options, startingAt: start, sink: sink)
+            engine.open(source, options: openOptions, startingAt: start, sink: sink)
         } else {
             openedAtStart = nil
-            engine.open(source, options: options, sink: sink)
+            engine.open(source, options: openOptions, sink: sink)
         }
     }
 
@@ -281,6 +325,11 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
             published.withLock { $0.duration = max(0, seconds) }
             clock.setDuration(seconds)
         case .stalled(let waiting): updateStalled(waiting)
+        case .tracks(let tracks): engineTracksChanged(tracks)
+        case .metadata(let tags): engineMetadataChanged(tags)
+        case .chapters(let chapters): published.withLock { $0.chapters = chapters }
+        case .subtitleCue(let cue): engineSubtitleCue(cue)
+        case .subtitleCuesReset: engineSubtitleCuesReset()
         }
     }
 
@@ -288,6 +337,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         guard phase == .opening, !seekDuringPrepare else { return }
         openTimeout?.cancel()
         openTimeout = nil
+        applyInitialTracks()
         published.withLock { $0.duration = info.duration }
         clock.setDuration(info.duration)
         updateNaturalSize(info.naturalSize, announce: false)
@@ -340,6 +390,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
             engine?.play()
             clock.setRunning(true)
         }
+        updateCue()
     }
 
     private func updateNaturalSize(_ size: VideoSize, announce: Bool) {
@@ -355,6 +406,33 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         stalled = waiting
         setLoadState(waiting ? [.stalled] : [.playable, .playthroughOK])
         clock.setRunning(!waiting && currentState == .playing && seekInFlight == nil)
+        updateStallLimit()
+    }
+
+    /// Runs the stall limit while playback waits for data and is meant to play: after
+    /// `options.stallTimeout` of it the play fails (`.network` for remote sources). Pausing
+    /// stops it; playing again starts it afresh.
+    private func updateStallLimit() {
+        let running = stalled && phase == .prepared && currentState == .playing
+        guard running else {
+            stallLimit?.cancel()
+            stallLimit = nil
+            return
+        }
+        guard stallLimit == nil else { return }
+        let generation = published.get().generation
+        stallLimit = time.schedule(after: options.stallTimeout, on: queue) { [weak self] in
+            guard let self, self.published.get().generation == generation, self.stalled,
+                  self.phase == .prepared, self.currentState == .playing else { return }
+            self.stallLimit = nil
+            let code: PlaybackError.Code = self.source.isFile ? .engine : .network
+            self.fail(PlaybackError(code: code, message: "play: \(self.source.url.absoluteString) sent no data for \(Self.seconds(self.options.stallTimeout)) s while playing (stallTimeout)"))
+        }
+    }
+
+    /// `seconds` for a message: whole numbers without decimals.
+    private static func seconds(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() && abs(seconds) < 1e9 ? String(Int(seconds)) : String(seconds)
     }
 
     // MARK: - Playing, ending, failing
@@ -369,6 +447,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         engine?.play()
         setState(.playing)
         if seekInFlight == nil, !stalled { clock.setRunning(true) }
+        updateStallLimit()
     }
 
     private func engineEnded() {
@@ -387,6 +466,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         clock.jump(to: end, running: false)
         if reportSeek { hub.send(.seekCompleted(end)) }
         setState(.stopped)
+        updateStallLimit()
         hub.send(.finished(.playbackEnded))
     }
 
@@ -407,6 +487,8 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         }
         openTimeout?.cancel()
         openTimeout = nil
+        stallLimit?.cancel()
+        stallLimit = nil
         engine?.close()
         phase = .idle
         ended = false
@@ -420,6 +502,7 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         clock.setDuration(0)
         clock.jump(to: 0, running: false)
         setLoadState([])
+        resetTracks()
     }
 
     // MARK: - Seeking
@@ -481,11 +564,13 @@ public final class EnginePlayer: MediaPlayback, @unchecked Sendable {
         seekInFlight = nil
         clock.jump(to: reached, running: currentState == .playing && !stalled)
         hub.send(.seekCompleted(clock.read()))
+        updateCue()
     }
 }
 
-/// The engine as other threads reach it: for `thumbnail()` only.
+/// The engine as other threads reach it: for `thumbnail()` and `appliedVolume` only.
 private struct ThumbnailSource: @unchecked Sendable {
-    // @unchecked: only `thumbnail()` is called through it, which `PlaybackEngine` allows from any thread.
+    // @unchecked: only `thumbnail()` and `appliedVolume` are used through it, which
+    // `PlaybackEngine` allows from any thread.
     let engine: any PlaybackEngine
 }

@@ -1,9 +1,13 @@
 import FoundationEssentials
 
+/// The hub of a player's `PlaybackEvent`s.
+typealias EventHub = EventFanOut<PlaybackEvent>
+
 /// Fans events out to every open `AsyncStream`, in the order they are sent.
-final class EventHub: Sendable {
+final class EventFanOut<Event: Sendable>: Sendable {
     private struct State {
-        var continuations: [Int: AsyncStream<PlaybackEvent>.Continuation] = [:]
+        var continuations: [Int: AsyncStream<Event>.Continuation] = [:]
+        var observers: [@Sendable (Event) -> Void] = []
         var nextID = 0
         var finished = false
     }
@@ -14,8 +18,8 @@ final class EventHub: Sendable {
     private let sendLock = MutexLock()
 
     /// A new stream that receives every event sent from now on.
-    func makeStream() -> AsyncStream<PlaybackEvent> {
-        let (stream, continuation) = AsyncStream<PlaybackEvent>.makeStream(bufferingPolicy: .unbounded)
+    func makeStream() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
         let id: Int? = state.withLock { state in
             if state.finished { return nil }
             let id = state.nextID
@@ -33,12 +37,18 @@ final class EventHub: Sendable {
         return stream
     }
 
+    /// Calls `observer` with every event sent from now on, on the sending thread, in order.
+    func observe(_ observer: @escaping @Sendable (Event) -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
     /// Sends `event` to every open stream. Yielding under `sendLock` keeps the order the same
     /// for every listener even if two threads send at once.
-    func send(_ event: PlaybackEvent) {
+    func send(_ event: Event) {
         sendLock.withLock {
-            let continuations = state.withLock { Array($0.continuations.values) }
+            let (continuations, observers) = state.withLock { (Array($0.continuations.values), $0.observers) }
             for continuation in continuations { continuation.yield(event) }
+            for observer in observers { observer(event) }
         }
         PlaybackLog.debug("event \(event)")
     }

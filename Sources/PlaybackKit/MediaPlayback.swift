@@ -4,6 +4,17 @@ import FoundationEssentials
 ///
 /// Every call returns promptly on any thread; outcomes arrive as events. Calls after
 /// `shutdown()` are harmless no-ops.
+/// A player that can tell what its engine itself reports, beside the values it stores: the
+/// conformance suite reads it to see that a setting reached the engine. `EnginePlayer` (every
+/// built-in backend) conforms; a player that wraps another forwards it.
+public protocol EngineReportingPlayback: MediaPlayback {
+    /// The volume (0...1) the engine reports it applies now; nil when it cannot tell.
+    var engineReportedVolume: Float? { get }
+    /// The tracks with the selection as the engine itself last reported it (`tracks` shows a
+    /// selection as soon as it is asked for).
+    var engineReportedTracks: [MediaTrack] { get }
+}
+
 public protocol MediaPlayback: AnyObject, Sendable {
     /// Opens the source; `.preparedToPlay` follows, or `.finished(.playbackError)`.
     func prepareToPlay()
@@ -55,6 +66,33 @@ public protocol MediaPlayback: AnyObject, Sendable {
 
     /// A fresh stream of events for each access; events are delivered in order.
     var events: AsyncStream<PlaybackEvent> { get }
+
+    /// The name of the backend whose engine plays ("gstreamer", "ffmpeg", "mpv", "vlc"); ""
+    /// while none is chosen (a player of `Backends.makePlayer(backends:url:options:)` before
+    /// one of its engines has prepared the media).
+    var backendName: String { get }
+
+    // MARK: Tracks, subtitles, metadata, chapters
+
+    /// The media's tracks: [] before prepare; complete, with a `.tracksChanged`, before
+    /// `.preparedToPlay`.
+    var tracks: [MediaTrack] { get }
+    /// Plays (audio, video) or shows (subtitle) the track `id` instead of that kind's current
+    /// one; before prepare it is applied at prepare. An unknown id is ignored.
+    func selectTrack(id: String)
+    /// No track of `kind`: no subtitle shown; no sound (the clock still runs); no picture.
+    func deselectTrack(kind: TrackKind)
+    /// Adds an external subtitle file (SRT, ASS/SSA or WebVTT; a file or http(s)) as a new
+    /// track after the others, and selects it.
+    func addSubtitle(url: URL)
+    /// Seconds added to every cue's times (positive: later), for drawn subtitles and cue events.
+    var subtitleDelay: TimeInterval { get set }
+    /// The selected subtitle's cue on screen now.
+    var currentSubtitle: SubtitleCue? { get }
+    /// The media's tags; known when `.preparedToPlay` arrives.
+    var metadata: MediaMetadata { get }
+    /// The chapters in order; [] when the media has none.
+    var chapters: [Chapter] { get }
 }
 
 // MARK: - Async helpers

@@ -35,6 +35,17 @@ public struct MediaSource: Sendable, Equatable {
         }
     }
 
+    /// `precheck(allowedSchemes:)` with the options' schemes, and for http(s) sources an
+    /// unreadable `tlsCertificateAuthorities` file (`.invalidArgument`). Nil when the source
+    /// may be handed to an engine.
+    public func precheck(options: PlaybackOptions) -> PlaybackError? {
+        if let error = precheck(allowedSchemes: options.allowedSchemes) { return error }
+        if isHTTP, let authorities = options.tlsCertificateAuthorities, access(authorities.path, R_OK) != 0 {
+            return PlaybackError(code: .invalidArgument, message: "open: tlsCertificateAuthorities \(authorities.path): \(String(cString: strerror(errno)))")
+        }
+        return nil
+    }
+
     /// The error an engine would give late, found early: a forbidden scheme, nothing at
     /// the path, a directory or other non-regular file, an unreadable or empty file. Nil when
     /// the source may be handed to an engine.

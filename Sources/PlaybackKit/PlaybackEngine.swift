@@ -78,11 +78,42 @@ public protocol PlaybackEngine: AnyObject {
     func close()
     /// The picture on screen now, at natural size; nil without one. Any thread.
     func thumbnail() -> VideoFrame?
+    /// The volume (0...1) the engine itself reports it applies now, read from the engine (its
+    /// property, its mixer), not the value last passed to `setVolume`; nil when it cannot tell
+    /// or nothing is open. Any thread. Default nil.
+    var appliedVolume: Float? { get }
+
+    // MARK: Tracks and subtitles (EnginePlayer owns the ids, the rules and the cue clock)
+
+    /// Plays or shows the track with the engine's own id `engineID` (as listed in
+    /// `sink.tracksChanged`), or no track of `kind` when nil. Called only once the engine has
+    /// reported its tracks (while opening, between `sink.tracksChanged` and `sink.prepared`,
+    /// or once prepared). The engine reports the new selection with `sink.tracksChanged`.
+    /// Default: nothing.
+    func selectTrack(kind: TrackKind, engineID: String?)
+    /// Adds an external subtitle file as a new track (listed after the others in the next
+    /// `sink.tracksChanged`). The files of `PlaybackOptions.subtitleURLs` are the engine's to
+    /// add while opening, listed before `sink.prepared`. Default: nothing.
+    func addSubtitle(_ url: URL)
+    /// Shifts drawn subtitles by `seconds` (positive: later). Default: nothing.
+    func setSubtitleDelay(_ seconds: TimeInterval)
 }
 
 extension PlaybackEngine {
     /// Engines open at the start of the media unless they say otherwise.
     public var opensAtStartPosition: Bool { false }
+
+    /// Engines that cannot read their volume back say nothing.
+    public var appliedVolume: Float? { nil }
+
+    /// Engines without tracks of their own ignore selections.
+    public func selectTrack(kind: TrackKind, engineID: String?) {}
+
+    /// Engines without external subtitles ignore them.
+    public func addSubtitle(_ url: URL) {}
+
+    /// Engines that draw no subtitles ignore the delay.
+    public func setSubtitleDelay(_ seconds: TimeInterval) {}
 
     /// Opens at the start of the media (engines that cannot open at a position).
     public func open(_ source: MediaSource, options: PlaybackOptions, startingAt start: TimeInterval, sink: EngineSink) {
@@ -102,6 +133,11 @@ public final class EngineSink: Sendable {
         case naturalSize(VideoSize)
         case duration(TimeInterval)
         case stalled(Bool)
+        case tracks([EngineTrack])
+        case metadata([String: String])
+        case chapters([Chapter])
+        case subtitleCue(SubtitleCue)
+        case subtitleCuesReset
     }
 
     private let deliver: @Sendable (Report, Int) -> Void
@@ -140,6 +176,20 @@ public final class EngineSink: Sendable {
     public func durationChanged(_ seconds: TimeInterval) { deliver(.duration(seconds), generation) }
     /// Playback waits for data (true) or has enough again (false).
     public func stalled(_ waiting: Bool) { deliver(.stalled(waiting), generation) }
+    /// The engine's track list changed (opened, a selection, an addition, a new stream): the
+    /// whole list, in the container's stream order. While opening, report it before `prepared`.
+    public func tracksChanged(_ tracks: [EngineTrack]) { deliver(.tracks(tracks), generation) }
+    /// The media's tags (every tag, keys in any case); while opening, before `prepared`.
+    public func metadataChanged(_ tags: [String: String]) { deliver(.metadata(tags), generation) }
+    /// The media's chapters, in order; while opening, before `prepared`.
+    public func chaptersChanged(_ chapters: [Chapter]) { deliver(.chapters(chapters), generation) }
+    /// A cue of the selected subtitle track, in media time without `subtitleDelay`: reported
+    /// when decoded (ahead of its time is fine) or when the engine shows it. The player's cue
+    /// clock sends `.subtitleChanged` at its time.
+    public func subtitleCue(_ cue: SubtitleCue) { deliver(.subtitleCue(cue), generation) }
+    /// The cues reported so far no longer apply (the subtitle track changed; the engine
+    /// flushed after a seek).
+    public func subtitleCuesReset() { deliver(.subtitleCuesReset, generation) }
     /// New buffer figures; stored at once, read by the player's getters.
     public func bufferChanged(_ status: EngineBufferStatus) {
         guard isCurrent else { return }

@@ -1,4 +1,3 @@
-import Dispatch
 import FoundationEssentials
 
 /// The position every player reports: engine samples interpolated by the wall clock so that
@@ -13,7 +12,6 @@ final class PositionClock: Sendable {
         var rate: Double = 1
         var lastRead: Double = 0
         var lastSampleWall: Double = 0
-        var lastSampleMedia: Double = 0
         var duration: Double = 0
         var lastJumpWall: Double = -1
     }
@@ -29,8 +27,10 @@ final class PositionClock: Sendable {
     static let staleSampleWindow = 0.3
 
     private let state = Locked(State())
+    private let time: any TimeSource
 
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    /// A clock at 0, stopped, reading `time` (the system's monotonic clock unless a test drives it).
+    init(time: any TimeSource = SystemTimeSource()) { self.time = time }
 
     private static func estimate(_ s: State, at now: Double) -> Double {
         guard s.running else { return s.anchorMedia }
@@ -46,7 +46,7 @@ final class PositionClock: Sendable {
     /// The position now.
     func read() -> Double {
         state.withLock { s in
-            var value = Self.clamp(Self.estimate(s, at: Self.now()), s)
+            var value = Self.clamp(Self.estimate(s, at: time.now()), s)
             if s.running { value = max(value, s.lastRead) }
             s.lastRead = value
             return value
@@ -60,26 +60,24 @@ final class PositionClock: Sendable {
     func sample(_ media: Double) {
         state.withLock { s in
             guard s.running else { return }
-            let now = Self.now()
+            let now = time.now()
             let estimate = Self.estimate(s, at: now)
             let error = media - estimate
             if abs(error) > Self.snapThreshold, now - s.lastJumpWall < Self.staleSampleWindow { return }
             s.anchorMedia = abs(error) > Self.snapThreshold ? media : estimate + error * Self.correctionGain
             s.anchorWall = now
             s.lastSampleWall = now
-            s.lastSampleMedia = media
         }
     }
 
     /// Sets the position outright (seek target, seek result, restart, end), running or not.
     func jump(to media: Double, running: Bool) {
         state.withLock { s in
-            let now = Self.now()
+            let now = time.now()
             let value = Self.clamp(media, s)
             s.anchorMedia = value
             s.anchorWall = now
             s.lastSampleWall = now
-            s.lastSampleMedia = value
             s.lastRead = value
             s.running = running
             s.lastJumpWall = now
@@ -90,12 +88,11 @@ final class PositionClock: Sendable {
     func setRunning(_ running: Bool) {
         state.withLock { s in
             guard s.running != running else { return }
-            let now = Self.now()
+            let now = time.now()
             let here = Self.clamp(max(Self.estimate(s, at: now), s.running ? s.lastRead : 0), s)
             s.anchorMedia = here
             s.anchorWall = now
             s.lastSampleWall = now
-            s.lastSampleMedia = here
             s.lastRead = here
             s.running = running
         }
@@ -104,7 +101,7 @@ final class PositionClock: Sendable {
     /// Changes the rate from where the clock stands now.
     func setRate(_ rate: Double) {
         state.withLock { s in
-            let now = Self.now()
+            let now = time.now()
             s.anchorMedia = Self.estimate(s, at: now)
             s.anchorWall = now
             s.lastSampleWall = now

@@ -6,7 +6,7 @@ extension String {
     /// Text formatted by C's `printf` rules: `String(cFormat: "%.3f s", seconds)`.
     /// Arguments are numbers (`Double`, `Int`, `Int32`, ...), which `%f`, `%g`, `%d` and the
     /// like print as C does; strings go in by interpolation (there is no `%@`).
-    public init(cFormat format: String, _ arguments: CVarArg...) {
+    package init(cFormat format: String, _ arguments: CVarArg...) {
         // A va_list is used up by one vsnprintf, so each attempt builds its own.
         var capacity = 256
         while true {
@@ -31,13 +31,13 @@ extension String {
 
 extension StringProtocol {
     /// The text without the spaces and tabs at its start and end (line breaks stay).
-    public func trimmingBlanks() -> String { trimming { $0.isWhitespace && !$0.isNewline } }
+    package func trimmingBlanks() -> String { trimming { $0.isWhitespace && !$0.isNewline } }
 
     /// The text without the white space and line breaks at its start and end.
-    public func trimmingWhitespace() -> String { trimming { $0.isWhitespace } }
+    package func trimmingWhitespace() -> String { trimming { $0.isWhitespace } }
 
     /// The text without the characters at its start and end for which `isTrimmed` is true.
-    public func trimming(_ isTrimmed: (Character) -> Bool) -> String {
+    package func trimming(_ isTrimmed: (Character) -> Bool) -> String {
         guard let first = firstIndex(where: { !isTrimmed($0) }),
               let last = lastIndex(where: { !isTrimmed($0) }) else { return "" }
         return String(self[first...last])
@@ -47,20 +47,20 @@ extension StringProtocol {
 // MARK: - Standard streams
 
 /// The process's standard output and error, written straight to their file descriptors.
-public enum StandardStreams {
+package enum StandardStreams {
     /// Writes `text` to standard error at once.
-    public static func writeError(_ text: String) {
+    package static func writeError(_ text: String) {
         write(Array(text.utf8), to: STDERR_FILENO)
     }
 
     /// Writes `text` to standard output at once, also without a line break (after what
     /// `print` has buffered, so the order stays).
-    public static func writeOutput(_ text: String) {
+    package static func writeOutput(_ text: String) {
         writeOutput(Array(text.utf8))
     }
 
     /// Writes `bytes` to standard output at once, after what `print` has buffered.
-    public static func writeOutput(_ bytes: [UInt8]) {
+    package static func writeOutput(_ bytes: [UInt8]) {
         fflush(nil)
         write(bytes, to: STDOUT_FILENO)
     }

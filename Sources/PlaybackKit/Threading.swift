@@ -1,17 +1,48 @@
 import FoundationEssentials
 import Glibc
 
-// MARK: - Mutex
+// MARK: - Mutex and conditions
 
-/// A mutual-exclusion lock over a pthread mutex: `lock`/`unlock` around work, or `withLock`.
-/// Not recursive. `Locked` pairs one with the value it guards.
-public final class MutexLock: @unchecked Sendable {
+/// A mutual-exclusion lock over a pthread mutex: `lock`/`unlock` around work, or `withLock`;
+/// with any number of conditions (`makeCondition()`) that threads wait on while holding it.
+/// Not recursive. Timed waits run on the monotonic clock (`monotonicSeconds()`), so changes
+/// of the calendar clock do not shorten or stretch them. `Locked` pairs one with the value it
+/// guards.
+package final class MutexLock: @unchecked Sendable {
     // @unchecked: a pthread mutex is made for sharing between threads; it is created in init
     // and destroyed in deinit, when no thread can hold it any more.
     fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
+    /// A condition variable bound to this mutex: wait on it holding the mutex, in a loop that
+    /// checks the shared state (a wait may also return without a signal).
+    package final class Condition: @unchecked Sendable {
+        // @unchecked: a pthread condition is made for sharing between threads; it lives as
+        // long as this object.
+        fileprivate let condition: UnsafeMutablePointer<pthread_cond_t>
+
+        fileprivate init() {
+            condition = .allocate(capacity: 1)
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(condition, &attributes)
+            pthread_condattr_destroy(&attributes)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            condition.deallocate()
+        }
+
+        /// Wakes one waiting thread (the mutex need not be held).
+        package func signal() { pthread_cond_signal(condition) }
+
+        /// Wakes every waiting thread (the mutex need not be held).
+        package func broadcast() { pthread_cond_broadcast(condition) }
+    }
+
     /// Makes an unlocked mutex.
-    public init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
@@ -22,88 +53,84 @@ public final class MutexLock: @unchecked Sendable {
     }
 
     /// Takes the lock, waiting while another thread holds it.
-    public func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// Lets go of the lock (the calling thread must hold it).
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` holding the lock.
     @inline(__always)
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
+
+    /// A new condition bound to this mutex, for one kind of waiter.
+    package func makeCondition() -> Condition { Condition() }
+
+    /// Lets go of the mutex (which must be held) until `condition` is signalled, then takes it
+    /// again.
+    package func wait(_ condition: Condition) { pthread_cond_wait(condition.condition, mutex) }
+
+    /// Like `wait(_:)`, but returns by the monotonic time `deadline` (seconds, as
+    /// `monotonicSeconds()` reads) at the latest. Returns false when the deadline passed.
+    @discardableResult
+    package func wait(_ condition: Condition, until deadline: Double) -> Bool {
+        var time = timespec()
+        let clamped = min(max(0, deadline), Double(Int32.max))
+        let whole = clamped.rounded(.down)
+        time.tv_sec = Int(whole)
+        time.tv_nsec = min(999_999_999, Int((clamped - whole) * 1e9))
+        return pthread_cond_timedwait(condition.condition, mutex, &time) != ETIMEDOUT
+    }
+
+    /// Like `wait(_:)`, but returns by `timeout` seconds from now at the latest. Returns false
+    /// when the time ran out.
+    @discardableResult
+    package func wait(_ condition: Condition, timeout: Double) -> Bool {
+        wait(condition, until: monotonicSeconds() + max(0, timeout))
+    }
 }
 
-// MARK: - Condition variable
-
-/// A mutex with a condition variable, for threads that wait until another one changes shared
-/// state: take the lock, `wait` in a loop until the state is right, `unlock`; the changing
-/// thread takes the lock, changes the state and calls `signal` or `broadcast`.
-/// Timed waits run on the monotonic clock, so changes of the wall clock do not shorten or
-/// stretch them.
-public final class ConditionVariable: @unchecked Sendable {
-    // @unchecked: the pthread mutex and condition are made for sharing between threads; both
-    // are created in init and destroyed in deinit, when no thread can use them any more.
+/// A mutex with one condition, for threads that wait until another one changes shared state:
+/// take the lock, `wait` in a loop until the state is right, `unlock`; the changing thread
+/// takes the lock, changes the state and calls `signal` or `broadcast`.
+package final class ConditionVariable: Sendable {
     private let mutex = MutexLock()
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private let condition: MutexLock.Condition
 
     /// Makes the mutex (unlocked) and the condition.
-    public init() {
-        condition = .allocate(capacity: 1)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
-    }
+    package init() { condition = mutex.makeCondition() }
 
     /// Takes the mutex.
-    public func lock() { mutex.lock() }
+    package func lock() { mutex.lock() }
 
     /// Lets go of the mutex.
-    public func unlock() { mutex.unlock() }
+    package func unlock() { mutex.unlock() }
 
     /// Runs `body` holding the mutex.
-    public func withLock<R>(_ body: () throws -> R) rethrows -> R { try mutex.withLock(body) }
+    package func withLock<R>(_ body: () throws -> R) rethrows -> R { try mutex.withLock(body) }
 
     /// Lets go of the mutex (which must be held) until signalled, then takes it again. May
     /// also return without a signal: wait in a loop that checks the state.
-    public func wait() { pthread_cond_wait(condition, mutex.mutex) }
+    package func wait() { mutex.wait(condition) }
 
     /// Like `wait()`, but returns by `timeout` seconds from now at the latest. Returns false
     /// when the time ran out.
     @discardableResult
-    public func wait(timeout: Double) -> Bool {
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let seconds = max(0, timeout)
-        let whole = seconds.rounded(.down)
-        deadline.tv_sec += Int(min(whole, Double(Int32.max)))
-        deadline.tv_nsec += Int((seconds - whole) * 1e9)
-        if deadline.tv_nsec >= 1_000_000_000 {
-            deadline.tv_sec += 1
-            deadline.tv_nsec -= 1_000_000_000
-        }
-        return pthread_cond_timedwait(condition, mutex.mutex, &deadline) != ETIMEDOUT
-    }
+    package func wait(timeout: Double) -> Bool { mutex.wait(condition, timeout: timeout) }
 
-    /// Like `wait()`, but returns by `deadline` at the latest. Returns false when the deadline
-    /// passed.
+    /// Like `wait()`, but returns by the monotonic time `deadline` at the latest. Returns
+    /// false when the deadline passed.
     @discardableResult
-    public func wait(until deadline: Date) -> Bool { wait(timeout: deadline.timeIntervalSinceNow) }
+    package func wait(until deadline: Double) -> Bool { mutex.wait(condition, until: deadline) }
 
     /// Wakes one waiting thread.
-    public func signal() { pthread_cond_signal(condition) }
+    package func signal() { condition.signal() }
 
     /// Wakes every waiting thread.
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { condition.broadcast() }
 }
 
 // MARK: - Threads
@@ -111,12 +138,12 @@ public final class ConditionVariable: @unchecked Sendable {
 /// Starts detached threads of their own, for loops that block (an engine's event loop, a
 /// reader, a socket server). Work that does not need a dedicated thread belongs on a Dispatch
 /// queue instead.
-public enum DetachedThread {
+package enum DetachedThread {
     /// Starts a detached thread that runs `body` and ends with it. `name` (at most 15 bytes
     /// are kept) is what debuggers and `/proc/PID/task/*/comm` show. Returns the thread's
     /// pthread id; stops the program if the system cannot start a thread.
     @discardableResult
-    public static func start(name: String? = nil, _ body: @escaping @Sendable () -> Void) -> pthread_t {
+    package static func start(name: String? = nil, _ body: @escaping @Sendable () -> Void) -> pthread_t {
         let start = ThreadStart(name: name, body: body)
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -138,14 +165,14 @@ public enum DetachedThread {
     }
 
     /// The calling thread's pthread id.
-    public static var current: pthread_t { pthread_self() }
+    package static var current: pthread_t { pthread_self() }
 
     /// True when `thread` is the calling thread.
-    public static func isCurrent(_ thread: pthread_t) -> Bool { pthread_equal(thread, pthread_self()) != 0 }
+    package static func isCurrent(_ thread: pthread_t) -> Bool { pthread_equal(thread, pthread_self()) != 0 }
 
     /// Names the calling thread (the first 15 bytes of `name`, cut at a character boundary),
     /// through `/proc/thread-self/comm` as `pthread_setname_np` does.
-    public static func nameCurrentThread(_ name: String) {
+    package static func nameCurrentThread(_ name: String) {
         var kept = ""
         for character in name {
             guard kept.utf8.count + String(character).utf8.count <= 15 else { break }

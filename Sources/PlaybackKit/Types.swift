@@ -192,6 +192,12 @@ public enum PlaybackEvent: Sendable, Equatable {
     case seekCompleted(TimeInterval)
     /// Playback finished: end of media, an error, or `stop()`.
     case finished(FinishReason)
+    /// The tracks, at prepare (before `.preparedToPlay`) and after every selection or addition.
+    case tracksChanged([MediaTrack])
+    /// The media's tags, at prepare and whenever the stream's tags change (a radio title).
+    case metadataChanged(MediaMetadata)
+    /// A cue of the selected subtitle appears (nil: it clears), at its media time.
+    case subtitleChanged(SubtitleCue?)
 }
 
 // MARK: - Options and outputs
@@ -232,6 +238,26 @@ public struct PlaybackOptions: Sendable {
     public var openTimeout: TimeInterval = 20
     /// URL schemes a player may open; anything else fails with `forbiddenURL`.
     public var allowedSchemes: Set<String> = ["file", "http", "https"]
+    /// Audio languages in order of preference ("eng", "fr", ...): the first that a track has
+    /// wins; with none, the track the container marks default.
+    public var preferredAudioLanguages: [String] = []
+    /// Subtitle languages in order of preference: a match is selected and shown; with none,
+    /// no subtitle is shown unless `subtitleURLs` adds one or a track is marked forced.
+    public var preferredSubtitleLanguages: [String] = []
+    /// External subtitle files (SRT, ASS/SSA, WebVTT; local or http(s)) added at prepare, in
+    /// this order; the first is selected unless `preferredSubtitleLanguages` picks another.
+    public var subtitleURLs: [URL] = []
+    /// How long playback may wait for data while playing (`loadState` `.stalled`) before it
+    /// fails with `.network` (seconds). Paused, nothing waits and the limit does not run.
+    public var stallTimeout: TimeInterval = 30
+    /// Remote media (http, https) may lead the engine only to other remote resources. A
+    /// playlist, manifest or reference inside it that names a local file (file:, a plain path,
+    /// concat:, subfile:, ...) ends the play in `.finished(.playbackError(.forbiddenURL))` and
+    /// the local file is never opened. true lifts this for sources the app trusts.
+    public var remoteMayReferenceLocalFiles: Bool = false
+    /// PEM file of extra certificate authorities trusted for https (besides the system's); a
+    /// certificate that does not verify ends in `.finished(.playbackError(.network))`.
+    public var tlsCertificateAuthorities: URL? = nil
 
     /// Options with the given outputs and defaults for the rest.
     public init(videoOutput: VideoOutput = .none, audioOutput: AudioOutput = .system) {

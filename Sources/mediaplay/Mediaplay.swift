@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
@@ -11,33 +12,21 @@ struct Mediaplay {
     static let usage = """
         usage: mediaplay <command> [--backend NAME] ...
           backends                                   list the engines compiled in, with versions
-          play [--audio null|system] [--video none|frames] [--quiet] [FILE|URL]
-                                                     play to the end (space: pause, arrows: seek 5 s, q: quit);
+          play [--audio null|system] [--video none|frames] [--quiet] [--loop one|all] [FILE|URL ...]
+                                                     play to the end, several files as a queue (space: pause,
+                                                     arrows: seek 5 s, n/p: next/previous, q: quit);
                                                      without a file, a generated sample
           info [--json] FILE|URL                     duration and natural size
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]... [--fixtures DIR]
                                                      run the conformance suite, print the matrix
                                                      (--make-fixtures: only make the test media; --list: the checks)
-          bench [--backend NAME|all] [--json|--markdown] [--runs N]
-                                                     measure each engine against its own player
-        The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed.
+        The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed; a list
+        (--backend vlc,ffmpeg) tries each in turn until one plays.
         """
 
-    /// Runs the command on a task and parks the main thread until it exits the process.
-    ///
-    /// The main thread waits on a semaphore instead of entering the dispatch main loop (what an
-    /// `async` main does), because a main thread that leaves through `pthread_exit`, as the
-    /// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing here
-    /// uses the main actor or the main queue.
-    static func main() {
-        let finished = DispatchSemaphore(value: 0)
-        Task.detached {
-            await run()
-            finished.signal()
-        }
-        finished.wait()
-    }
+    /// Runs the command on a task (see `runCommandLineTool`).
+    static func main() { runCommandLineTool { await run() } }
 
     /// Parses the command line, runs the command and exits with its status.
     static func run() async {
@@ -57,7 +46,6 @@ struct Mediaplay {
             case "play": status = try await PlayCommand(arguments).run()
             case "info": status = try await info(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
-            case "bench": status = try await bench(arguments)
             case "help", "--help", "-h":
                 print(usage)
                 status = 0
@@ -93,14 +81,17 @@ struct Mediaplay {
     static func info(_ arguments: Arguments) async throws -> Int32 {
         try arguments.check(known: ["--backend", "--json"])
         let source = MediaSource(argument: try arguments.single("FILE or URL"))
-        let backend = try Backends.resolve(arguments.value("--backend"))
-        let player = try backend.makePlayer(url: source.url, options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        let player = try Backends.makePlayer(
+            backend: arguments.value("--backend"), url: source.url,
+            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
         defer { player.shutdown() }
         try await player.prepare()
         let size = player.naturalSize
+        let backend = player.backendName
+        let version = Backends.backend(named: backend)?.engineVersion ?? "unknown version"
         if arguments.flag("--json") {
             let object: [String: Any] = [
-                "backend": backend.name,
+                "backend": backend,
                 "url": source.url.absoluteString,
                 "duration": player.duration,
                 "width": size.width,
@@ -109,7 +100,7 @@ struct Mediaplay {
             ]
             print(try JSONValue(object).text())
         } else {
-            print("backend:  \(backend.name) (\(backend.engineVersion))")
+            print("backend:  \(backend) (\(version))")
             print("source:   \(source.isFile ? source.path : source.url.absoluteString)")
             print("duration: \(String(cFormat: "%.3f", player.duration)) s (\(clockText(player.duration)))")
             print("size:     \(size.isEmpty ? "no video" : size.description)")
@@ -145,21 +136,11 @@ struct Mediaplay {
         return 0
     }
 
-    // MARK: - conformance and bench
+    // MARK: - conformance
 
     /// The fixtures folder of the checkout, made on first use.
     static func fixturesFolder() throws -> URL {
         try FixtureRecipe.make(checkout: packageRoot())
-    }
-
-    /// The checkout this binary was built from (found from the working directory upwards).
-    static func packageRoot() -> URL {
-        var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        while folder.path != "/" {
-            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) { return folder }
-            folder.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }
 
     /// The generated sample `play` uses when no file is given.
@@ -181,9 +162,5 @@ struct Mediaplay {
         return await ConformanceCommand.run(
             backends: Backends.all, knownFailures: known, arguments: words,
             fixtures: packageRoot().appendingPathComponent("Fixtures"), program: "mediaplay")
-    }
-
-    static func bench(_ arguments: Arguments) async throws -> Int32 {
-        try await runBenchCommand(arguments)
     }
 }

@@ -1,10 +1,13 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
-/// `mediaplay play`: plays to the end with a live time widget on a terminal (plain progress
-/// lines otherwise); space pauses, the arrow keys seek 5 s, q quits.
+/// `mediaplay play`: plays one file or a queue of them, to the end, with a live time widget on
+/// a terminal (plain progress lines otherwise); space pauses, the arrow keys seek 5 s, n and p
+/// go to the next and the previous item, q quits. `--loop one|all` repeats the item or the
+/// queue. Without a terminal on stdin no key is read and the queue plays through.
 final class PlayCommand: @unchecked Sendable {
     // @unchecked: mutable state is touched only on `queue`.
     private let arguments: Arguments
@@ -14,24 +17,24 @@ final class PlayCommand: @unchecked Sendable {
     private var savedTerminal = termios()
     private var rawMode = false
     private var lastPlainSecond = -1
+    private var lastPlainStalled = false
     /// The position and duration last drawn: what the final line shows after `q` (a stopped
     /// player no longer has them).
     private var lastShown: (position: TimeInterval, duration: TimeInterval) = (0, 0)
 
     init(_ arguments: Arguments) throws {
-        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet"])
+        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop"])
         self.arguments = arguments
     }
 
     func run() async throws -> Int32 {
-        let source: MediaSource
-        if arguments.operands.isEmpty {
+        var sources = arguments.operands.map(MediaSource.init(argument:))
+        if sources.isEmpty {
             // No file given: the generated sample clip.
-            source = MediaSource(try Mediaplay.sampleClip())
-            StandardStreams.writeError("mediaplay: playing the sample \(source.path)\n")
-        } else {
-            source = MediaSource(argument: try arguments.single("FILE or URL"))
+            sources = [MediaSource(try Mediaplay.sampleClip())]
+            StandardStreams.writeError("mediaplay: playing the sample \(sources[0].path)\n")
         }
+        let repeatMode = try Self.repeatMode(arguments.value("--loop"))
         var audio = try arguments.audioOutput()
         if audio == .system, arguments.value("--audio") == nil, !Self.audioDeviceExists() {
             StandardStreams.writeError("mediaplay: no audio device found; playing without sound (--audio null)\n")
@@ -43,44 +46,65 @@ final class PlayCommand: @unchecked Sendable {
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
         case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none or frames, not '\(other)'")
         }
-        let player = try Backends.makePlayer(backend: arguments.value("--backend"), url: source.url, options: options)
+        let names = Backends.requestedNames(arguments.value("--backend"))
+        guard !names.isEmpty else {
+            throw PlaybackError(code: .invalidArgument, message: arguments.value("--backend") == nil ? "no backend is compiled in" : "--backend names no backend")
+        }
+        let playQueue = PlaybackQueue(urls: sources.map(\.url), backends: names, options: options)
+        playQueue.repeatMode = repeatMode
         let quiet = arguments.flag("--quiet")
-        let events = player.events
-        player.shouldAutoplay = true
-        player.prepareToPlay()
+        let events = playQueue.events
+        let failures = Task { [failures = playQueue.failures, count = sources.count] in
+            var failed = 0
+            for await failure in failures {
+                failed += 1
+                let what = count == 1 ? "" : "skipping \(failure.url.lastPathComponent) (item \(failure.index + 1) of \(count)): "
+                StandardStreams.writeError("mediaplay: error: \(what)\(failure.error.description.replacing("\n", with: " "))\n")
+            }
+            return failed
+        }
+        playQueue.play()
 
         // Made only when drawn: a timer source released without ever being resumed crashes.
         let ticker: DispatchSourceTimer? = quiet ? nil : DispatchSource.makeTimerSource(queue: queue)
         if let ticker {
             ticker.schedule(deadline: .now() + 0.1, repeating: isTerminal ? 0.1 : 0.25)
-            ticker.setEventHandler { [self] in self.draw(player) }
+            ticker.setEventHandler { [self] in if let player = playQueue.player { draw(player) } }
             ticker.resume()
         }
-        let keys = keysEnabled ? startKeys(player) : nil
+        let keys = keysEnabled ? startKeys(playQueue) : nil
         defer {
             keys?.cancel()
             ticker?.cancel()
             queue.sync { restoreTerminal() }
-            player.shutdown()
+            playQueue.shutdown()
         }
 
-        for await event in events {
+        var endedDuration: TimeInterval?
+        listening: for await event in events {
             switch event {
-            case .finished(.playbackEnded):
-                if !quiet { queue.sync { self.finishLine(player, ended: true) } }
-                return 0
-            case .finished(.userExited):
-                if !quiet { queue.sync { self.finishLine(player, ended: false) } }
-                return 0
-            case .finished(.playbackError(let error)):
-                queue.sync { restoreTerminal() }
-                if isTerminal, !quiet { writeOut("\n") }
-                throw error
-            default:
-                continue
+            case .itemChanged(let index):
+                if !quiet { queue.sync { startItem(index, of: sources) } }
+            case .finished:
+                endedDuration = playQueue.player?.duration ?? 0
+                break listening
             }
         }
-        return 0
+        // The end, or q (which shuts the queue down): every failure is written before the last line.
+        playQueue.shutdown()
+        let failed = await failures.value
+        if !quiet { queue.sync { finishLine(endedDuration.flatMap { $0 > 0 ? $0 : nil }) } }
+        return failed == 0 ? 0 : 1
+    }
+
+    /// `--loop one|all|off`.
+    static func repeatMode(_ value: String?) throws -> RepeatMode {
+        switch value ?? "off" {
+        case "off": return .off
+        case "one": return .one
+        case "all": return .all
+        case let other: throw PlaybackError(code: .invalidArgument, message: "--loop takes one, all or off, not '\(other)'")
+        }
     }
 
     /// True when a sound server or an ALSA playback device is there to play to.
@@ -97,32 +121,64 @@ final class PlayCommand: @unchecked Sendable {
 
     // MARK: - Widget
 
+    /// `00:00:03 / 00:00:10 [###==-----]`: `#` played, `=` loaded ahead (playableDuration),
+    /// then the state when not simply playing: paused, buffering (loadState `.stalled`).
     private func widget(_ player: any MediaPlayback) -> String {
         let position = player.currentPlaybackTime, duration = player.duration
         let width = 30
-        let filled = duration > 0 ? min(width, Int(Double(width) * position / duration)) : 0
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let state = player.playbackState == .paused ? " (paused)" : ""
-        return "\(clockText(position)) / \(clockText(duration)) [\(bar)]\(state)"
+        func cells(_ seconds: TimeInterval) -> Int { duration > 0 ? max(0, min(width, Int(Double(width) * seconds / duration))) : 0 }
+        let filled = cells(position)
+        let loaded = max(filled, cells(player.playableDuration))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "=", count: loaded - filled)
+            + String(repeating: "-", count: width - loaded)
+        return "\(clockText(position)) / \(clockText(duration)) [\(bar)]\(stateText(player))"
+    }
+
+    /// " (paused)", " (buffering)", both, or nothing.
+    private func stateText(_ player: any MediaPlayback) -> String {
+        var words: [String] = []
+        if player.playbackState == .paused { words.append("paused") }
+        if player.loadState.contains(.stalled) { words.append("buffering") }
+        return words.isEmpty ? "" : " (" + words.joined(separator: ", ") + ")"
     }
 
     private func draw(_ player: any MediaPlayback) {
-        guard player.isPreparedToPlay else { return }
+        guard player.isPreparedToPlay else {
+            if isTerminal { writeOut("\r\u{1B}[Kopening…") }
+            return
+        }
         lastShown = (player.currentPlaybackTime, player.duration)
         if isTerminal {
             writeOut("\r\u{1B}[K\(widget(player))")
         } else {
             let second = Int(player.currentPlaybackTime)
-            guard second != lastPlainSecond else { return }
+            let stalled = player.loadState.contains(.stalled)
+            guard second != lastPlainSecond || stalled != lastPlainStalled else { return }
             lastPlainSecond = second
-            writeOut("\(clockText(player.currentPlaybackTime)) / \(clockText(player.duration))\n")
+            lastPlainStalled = stalled
+            writeOut("\(clockText(player.currentPlaybackTime)) / \(clockText(player.duration))\(stalled ? " (buffering)" : "")\n")
         }
     }
 
-    private func finishLine(_ player: any MediaPlayback, ended: Bool) {
-        let shown = ended ? (player.duration, player.duration) : lastShown
+    /// The last line: the last item's full time at the end (`endedDuration`), or where it was
+    /// last drawn after q.
+    private func finishLine(_ endedDuration: TimeInterval?) {
+        let shown = endedDuration.map { ($0, $0) } ?? lastShown
+        guard shown.1 > 0 else { return }  // nothing played: every item failed
         let text = "\(clockText(shown.0)) / \(clockText(shown.1))"
         writeOut(isTerminal ? "\r\u{1B}[K\(text)\n" : "\(text)\n")
+    }
+
+    /// A new item: on a terminal the widget of the one before stays on its line; with several
+    /// items a line names the new one.
+    private func startItem(_ index: Int, of sources: [MediaSource]) {
+        if isTerminal, lastShown.duration > 0 { writeOut("\n") }
+        lastShown = (0, 0)
+        lastPlainSecond = -1
+        guard sources.count > 1 else { return }
+        let source = sources[index]
+        let name = source.isFile ? source.url.lastPathComponent : source.url.absoluteString
+        writeOut("[\(index + 1)/\(sources.count)] \(name)\n")
     }
 
     /// Writes straight to stdout, unbuffered, so lines appear as they happen.
@@ -132,7 +188,7 @@ final class PlayCommand: @unchecked Sendable {
 
     // MARK: - Keys
 
-    private func startKeys(_ player: any MediaPlayback) -> DispatchSourceRead {
+    private func startKeys(_ playQueue: PlaybackQueue) -> DispatchSourceRead {
         queue.sync { enterRawMode() }
         let source = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: queue)
         var pending: [UInt8] = []
@@ -147,16 +203,22 @@ final class PlayCommand: @unchecked Sendable {
             while !pending.isEmpty {
                 if pending[0] == 0x1B {
                     guard pending.count >= 3 else { return }
-                    if pending[1] == 0x5B, pending[2] == 0x43 { Self.seek(player, by: 5) }
-                    if pending[1] == 0x5B, pending[2] == 0x44 { Self.seek(player, by: -5) }
+                    if let player = playQueue.player, pending[1] == 0x5B {
+                        if pending[2] == 0x43 { Self.seek(player, by: 5) }
+                        if pending[2] == 0x44 { Self.seek(player, by: -5) }
+                    }
                     pending.removeFirst(3)
                     continue
                 }
                 switch pending.removeFirst() {
                 case UInt8(ascii: " "):
-                    if player.isPlaying { player.pause() } else { player.play() }
+                    if playQueue.player?.isPlaying == true { playQueue.pause() } else { playQueue.play() }
+                case UInt8(ascii: "n"), UInt8(ascii: "N"):
+                    playQueue.next()
+                case UInt8(ascii: "p"), UInt8(ascii: "P"):
+                    playQueue.previous()
                 case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03:
-                    player.stop()
+                    playQueue.shutdown()
                 default:
                     break
                 }

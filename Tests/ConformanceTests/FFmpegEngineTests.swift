@@ -47,65 +47,6 @@ private func undecodableCopy() throws -> URL {
     return url
 }
 
-/// A local HTTP server on 127.0.0.1 that answers every request with 404 and keeps the
-/// request lines and headers it received.
-private final class NotFoundServer: @unchecked Sendable {
-    // @unchecked: `lines` is Locked; the socket is only closed by stop().
-    private let listener: Int32
-    let port: Int
-    private let lines = Locked<[String]>([])
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 4) == 0 else {
-            close(fd)
-            throw PlaybackError(code: .engine, message: "cannot listen on 127.0.0.1")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in serve() }
-    }
-
-    var received: [String] { lines.get() }
-
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-    func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
-
-    private func serve() {
-        while true {
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
-            var request = Data()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !request.contains(Data("\r\n\r\n".utf8)) {
-                let count = read(connection, &buffer, buffer.count)
-                guard count > 0 else { break }
-                request.append(contentsOf: buffer[0..<count])
-            }
-            let text = String(decoding: request, as: UTF8.self)
-            lines.withLock { $0.append(contentsOf: text.components(separatedBy: "\r\n").filter { !$0.isEmpty }) }
-            let reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found"
-            _ = reply.withCString { write(connection, $0, strlen($0)) }
-            close(connection)
-        }
-    }
-}
-
 // MARK: - Tests
 
 @Suite("FFmpeg engine", .serialized)
@@ -345,8 +286,9 @@ struct FFmpegEngineTests {
 
     @Test("HTTP: headers from the options are sent; a 404 is a network error")
     func httpHeadersAndNotFound() async throws {
-        let server = try NotFoundServer()
+        let server = try LocalHTTPServer()
         defer { server.stop() }
+        server.route("/missing.mp4", .status(404))
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-Playback-Test": "ffmpeg engine"]
         let player = try FFmpegBackend().makePlayer(url: server.url("/missing.mp4"), options: options)
@@ -360,7 +302,8 @@ struct FFmpegEngineTests {
         }
         #expect(error.code == .network, "\(error)")
         #expect(error.message.hasPrefix("open: "))
-        #expect(server.received.contains("X-Playback-Test: ffmpeg engine"), "request: \(server.received)")
+        let request = try #require(server.requests.first)
+        #expect(request.header("X-Playback-Test") == "ffmpeg engine", "request: \(request.headers)")
     }
 
     @Test("frames output delivers natural-size RGBA pictures with rising timestamps")

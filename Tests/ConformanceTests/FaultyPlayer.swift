@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// A real backend's player with one deliberate fault, to prove the conformance checks catch
 /// it. Everything not touched by the fault is passed through to the real player.
-final class FaultyPlayer: MediaPlayback, Sendable {
+final class FaultyPlayer: EngineReportingPlayback, Sendable {
     /// The deliberate faults.
     enum Fault: String, Sendable, CaseIterable {
         /// For 0.4 s after play() follows pause(), the position reads 1 s ahead.
@@ -43,6 +43,47 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         /// play() reaches the real player 0.5 s late, as an engine that prerolls on every
         /// start would: nothing moves for half a second after play().
         case slowStart
+        /// playbackVolume is remembered but never reaches the engine.
+        case ignoresVolume
+        /// numberOfBytesTransferred stays 0.
+        case countsNoBytes
+        /// scalingMode is remembered but never reaches the player that composes the pictures.
+        case ignoresScalingMode
+        /// naturalSize keeps the first size, and later `.naturalSizeAvailable` events are dropped.
+        case keepsFirstNaturalSize
+        /// naturalSize ignores the pixel aspect: it reports the height's 4:3 width.
+        case assumesFourByThree
+        /// thumbnailAtCurrentTime() keeps returning the first picture it returned.
+        case staleThumbnail
+        /// `.frames` pictures lose their last column, as a conversion one pixel short would.
+        case dropsLastColumn
+        /// selectTrack(id:) is dropped.
+        case ignoresTrackSelection
+        /// `.subtitleChanged` reaches the app 300 ms late.
+        case lateCues
+        /// metadata has no tags.
+        case dropsMetadata
+        /// Every chapter starts and ends half a second late.
+        case shiftsChapters
+        /// backendName is "", as a player that does not know which engine it drives.
+        case namesNoBackend
+        /// A player that fails (`.finished(.playbackError)`) starts a thread that outlives it
+        /// (by 5 minutes), as an engine whose failed open leaves its reader running.
+        case leaksAThreadWhenItFails
+        /// httpHeaders never reach the engine.
+        case dropsHTTPHeaders
+        /// maxBufferBytes never reaches the engine: it reads ahead as far as it likes.
+        case ignoresReadAheadCap
+        /// Remote media may reference local files, whatever the options say.
+        case trustsRemoteReferences
+        /// `.stalled` is never reported, neither in loadState nor as an event.
+        case hidesStalls
+        /// While playing, playableDuration reads half a second behind the position.
+        case playableBehindPosition
+        /// openTimeout and stallTimeout are ten minutes, whatever the options say.
+        case waitsForeverOnSilentServers
+        /// A `.network` error is reported as `.engine`.
+        case mislabelsNetworkErrors
     }
 
     let inner: any MediaPlayback
@@ -50,6 +91,10 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     private let resumedAt = Locked<TimeInterval?>(nil)
     private let pausedByCall = Locked(false)
     private let storedRate = Locked<Float>(1)
+    private let storedVolume = Locked<Float>(1)
+    private let storedScalingMode = Locked(ScalingMode.aspectFit)
+    private let firstNaturalSize = Locked<VideoSize?>(nil)
+    private let firstThumbnail = Locked<VideoFrame?>(nil)
     private let seekGate = DispatchSemaphore(value: 0)
     /// Whether shutdown() was called (`leaksInnerWhenReleased` leaks only without it).
     private let shutDownCalled = Locked(false)
@@ -85,10 +130,45 @@ final class FaultyPlayer: MediaPlayback, Sendable {
                 }
             }
         }
+        if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
+            options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
+        }
+        switch fault {
+        case .dropsHTTPHeaders: options.httpHeaders = [:]
+        case .ignoresReadAheadCap: options.maxBufferBytes = nil
+        case .trustsRemoteReferences: options.remoteMayReferenceLocalFiles = true
+        case .waitsForeverOnSilentServers:
+            options.openTimeout = 600
+            options.stallTimeout = 600
+        default: break
+        }
         if fault == .leaksAThreadPerPlayer {
             Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
         }
-        return FaultyPlayer(wrapping: try backend.makePlayer(url: url, options: options), fault: fault)
+        let inner = try backend.makePlayer(url: url, options: options)
+        if fault == .leaksAThreadWhenItFails {
+            let events = inner.events
+            Task {
+                for await event in events {
+                    guard case .finished(.playbackError) = event else { continue }
+                    Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
+                }
+            }
+        }
+        return FaultyPlayer(wrapping: inner, fault: fault)
+    }
+
+    /// `frame` one column narrower, rows packed tight.
+    static func withoutLastColumn(_ frame: VideoFrame) -> VideoFrame {
+        let width = max(0, frame.width - 1)
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * 4 * frame.height)
+        for row in 0..<frame.height {
+            let start = row * frame.bytesPerRow
+            pixels.append(contentsOf: frame.pixels[start..<(start + width * 4)])
+        }
+        return VideoFrame(width: width, height: frame.height, bytesPerRow: width * 4, pixels: pixels,
+                          presentationTime: frame.presentationTime)
     }
 
     init(wrapping inner: any MediaPlayback, fault: Fault) {
@@ -150,7 +230,10 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     var isPreparedToPlay: Bool { inner.isPreparedToPlay }
     var isPlaying: Bool { inner.isPlaying }
     var playbackState: PlaybackState { inner.playbackState }
-    var loadState: LoadState { inner.loadState }
+    var loadState: LoadState {
+        let real = inner.loadState
+        return fault == .hidesStalls ? real.subtracting(.stalled) : real
+    }
 
     var currentPlaybackTime: TimeInterval {
         get {
@@ -180,14 +263,42 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     }
 
     var duration: TimeInterval { inner.duration }
-    var playableDuration: TimeInterval { inner.playableDuration }
+    var playableDuration: TimeInterval {
+        let real = inner.playableDuration
+        guard fault == .playableBehindPosition, inner.isPlaying else { return real }
+        return max(0, min(real, inner.currentPlaybackTime - 0.5))
+    }
     var bufferingProgress: Int { inner.bufferingProgress }
-    var numberOfBytesTransferred: Int64 { inner.numberOfBytesTransferred }
-    var naturalSize: VideoSize { inner.naturalSize }
+    var numberOfBytesTransferred: Int64 { fault == .countsNoBytes ? 0 : inner.numberOfBytesTransferred }
+
+    var naturalSize: VideoSize {
+        let real = inner.naturalSize
+        switch fault {
+        case .keepsFirstNaturalSize:
+            guard !real.isEmpty else { return real }
+            return firstNaturalSize.withLock { first in
+                if first == nil { first = real }
+                return first!
+            }
+        case .assumesFourByThree:
+            return Self.fourByThree(real)
+        default:
+            return real
+        }
+    }
+
+    /// `size` with the width its height has at 4:3.
+    static func fourByThree(_ size: VideoSize) -> VideoSize {
+        size.isEmpty ? size : VideoSize(width: size.height * 4 / 3, height: size.height)
+    }
+
+    var backendName: String { fault == .namesNoBackend ? "" : inner.backendName }
 
     var scalingMode: ScalingMode {
-        get { inner.scalingMode }
-        set { inner.scalingMode = newValue }
+        get { fault == .ignoresScalingMode ? storedScalingMode.get() : inner.scalingMode }
+        set {
+            if fault == .ignoresScalingMode { storedScalingMode.set(newValue) } else { inner.scalingMode = newValue }
+        }
     }
 
     var shouldAutoplay: Bool {
@@ -203,18 +314,52 @@ final class FaultyPlayer: MediaPlayback, Sendable {
     }
 
     var playbackVolume: Float {
-        get { inner.playbackVolume }
+        get { fault == .ignoresVolume ? storedVolume.get() : inner.playbackVolume }
         set {
             if fault == .slowCallsUnderLoad, !volumeChanged.withLock({ changed in defer { changed = true }; return changed }) {
                 Thread.sleep(forTimeInterval: 2)
+            }
+            if fault == .ignoresVolume {
+                storedVolume.set(min(1, max(0, newValue)))
+                return
             }
             inner.playbackVolume = newValue
         }
     }
 
+    var engineReportedVolume: Float? { (inner as? any EngineReportingPlayback)?.engineReportedVolume }
+    var engineReportedTracks: [MediaTrack] { (inner as? any EngineReportingPlayback)?.engineReportedTracks ?? [] }
+
     func thumbnailAtCurrentTime() -> VideoFrame? {
         if fault == .slowThumbnail { Thread.sleep(forTimeInterval: 0.08) }
-        return inner.thumbnailAtCurrentTime()
+        let picture = inner.thumbnailAtCurrentTime()
+        if fault == .staleThumbnail, let picture {
+            return firstThumbnail.withLock { first in
+                if first == nil { first = picture }
+                return first
+            }
+        }
+        return picture
+    }
+
+    // MARK: - Tracks, subtitles, metadata, chapters
+
+    var tracks: [MediaTrack] { inner.tracks }
+    func selectTrack(id: String) {
+        if fault == .ignoresTrackSelection { return }
+        inner.selectTrack(id: id)
+    }
+    func deselectTrack(kind: TrackKind) { inner.deselectTrack(kind: kind) }
+    func addSubtitle(url: URL) { inner.addSubtitle(url: url) }
+    var subtitleDelay: TimeInterval {
+        get { inner.subtitleDelay }
+        set { inner.subtitleDelay = newValue }
+    }
+    var currentSubtitle: SubtitleCue? { inner.currentSubtitle }
+    var metadata: MediaMetadata { fault == .dropsMetadata ? .empty : inner.metadata }
+    var chapters: [Chapter] {
+        guard fault == .shiftsChapters else { return inner.chapters }
+        return inner.chapters.map { Chapter(title: $0.title, start: $0.start + 0.5, end: $0.end.map { $0 + 0.5 }) }
     }
 
     // MARK: - Events
@@ -224,8 +369,10 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         let fault = self.fault
         return AsyncStream { continuation in
             let task = Task {
+                var sizeSeen = false
                 for await event in source {
-                    for changed in Self.apply(fault, to: event) { continuation.yield(changed) }
+                    if fault == .lateCues, case .subtitleChanged = event { try? await Task.sleep(nanoseconds: 300_000_000) }
+                    for changed in Self.apply(fault, to: event, sizeSeen: &sizeSeen) { continuation.yield(changed) }
                 }
                 continuation.finish()
             }
@@ -233,13 +380,21 @@ final class FaultyPlayer: MediaPlayback, Sendable {
         }
     }
 
-    private static func apply(_ fault: Fault, to event: PlaybackEvent) -> [PlaybackEvent] {
+    /// What the app sees of `event` under `fault`; `sizeSeen` is the stream's own memory.
+    private static func apply(_ fault: Fault, to event: PlaybackEvent, sizeSeen: inout Bool) -> [PlaybackEvent] {
         switch (fault, event) {
-        case (.reportsEndForBrokenFile, .finished(.playbackError)): [.finished(.playbackEnded)]
-        case (.neverCompletesSeeks, .seekCompleted): []
-        case (.endsTwice, .finished(.playbackEnded)): [event, event]
-        case (.stopsSilently, .finished(.userExited)): []
-        default: [event]
+        case (.keepsFirstNaturalSize, .naturalSizeAvailable):
+            defer { sizeSeen = true }
+            return sizeSeen ? [] : [event]
+        case (.assumesFourByThree, .naturalSizeAvailable(let size)): return [.naturalSizeAvailable(fourByThree(size))]
+        case (.reportsEndForBrokenFile, .finished(.playbackError)): return [.finished(.playbackEnded)]
+        case (.neverCompletesSeeks, .seekCompleted): return []
+        case (.endsTwice, .finished(.playbackEnded)): return [event, event]
+        case (.stopsSilently, .finished(.userExited)): return []
+        case (.hidesStalls, .loadStateChanged(let state)) where state.contains(.stalled): return []
+        case (.mislabelsNetworkErrors, .finished(.playbackError(let error))) where error.code == .network:
+            return [.finished(.playbackError(PlaybackError(code: .engine, message: error.message)))]
+        default: return [event]
         }
     }
 }

@@ -12,8 +12,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     let mustFail: Set<String>
     /// Text every failure's reason must contain.
     let reasonContains: String
+    /// Tells this case from another one of the same fault.
+    var label: String? = nil
 
-    var testDescription: String { fault.rawValue }
+    var testDescription: String { label.map { "\(fault.rawValue) (\($0))" } ?? fault.rawValue }
 
     static let all: [FaultCase] = [
         FaultCase(fault: .jumpsAheadAfterResume,
@@ -66,6 +68,74 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .slowStart,
                   sample: ["format.h264-aac-mp4", "lifecycle.prepared", "time.smooth"],
                   mustFail: ["format.h264-aac-mp4"], reasonContains: "after play(), expected within 300 ms"),
+        FaultCase(fault: .ignoresVolume,
+                  sample: ["volume.round-trip", "rate.double", "lifecycle.prepared"],
+                  mustFail: ["volume.round-trip"], reasonContains: "the engine reports"),
+        FaultCase(fault: .countsNoBytes,
+                  sample: ["http.open", "lifecycle.prepared"],
+                  mustFail: ["http.open"], reasonContains: "numberOfBytesTransferred is 0"),
+        FaultCase(fault: .ignoresScalingMode,
+                  sample: ["picture.scaling-aspect-fit", "picture.scaling-aspect-fill", "picture.scaling-fill", "picture.scaling-none"],
+                  mustFail: ["picture.scaling-aspect-fill", "picture.scaling-fill", "picture.scaling-none"], reasonContains: "probes wrong"),
+        FaultCase(fault: .keepsFirstNaturalSize,
+                  sample: ["picture.size-change", "picture.natural-size", "picture.anamorphic"],
+                  mustFail: ["picture.size-change"], reasonContains: "480x360"),
+        FaultCase(fault: .assumesFourByThree,
+                  sample: ["picture.anamorphic", "picture.natural-size"],
+                  mustFail: ["picture.anamorphic"], reasonContains: "expected 480x240"),
+        FaultCase(fault: .staleThumbnail,
+                  sample: ["picture.thumbnail-current", "picture.natural-size"],
+                  mustFail: ["picture.thumbnail-current"], reasonContains: "the thumbnail is frame"),
+        FaultCase(fault: .dropsHTTPHeaders,
+                  sample: ["http.headers", "http.open"],
+                  mustFail: ["http.headers"], reasonContains: "lacks"),
+        FaultCase(fault: .ignoresReadAheadCap,
+                  sample: ["http.read-ahead-cap", "http.open"],
+                  mustFail: ["http.read-ahead-cap"], reasonContains: "over the bytes played"),
+        FaultCase(fault: .trustsRemoteReferences,
+                  sample: ["http.local-reference", "http.hls-play-seek"],
+                  mustFail: ["http.local-reference"], reasonContains: "file://"),
+        FaultCase(fault: .hidesStalls,
+                  sample: ["http.stall-load-state", "http.open"],
+                  mustFail: ["http.stall-load-state"], reasonContains: "stalled"),
+        // Without .stalled the slow source either times out waiting for it or plays to its end
+        // first: the check's reason names the source either way.
+        FaultCase(fault: .hidesStalls,
+                  sample: ["http.slow-source", "http.open"],
+                  mustFail: ["http.slow-source"], reasonContains: "source", label: "slow source"),
+        FaultCase(fault: .playableBehindPosition,
+                  sample: ["http.range-seek", "http.open"],
+                  mustFail: ["http.range-seek"], reasonContains: "lies behind the position"),
+        FaultCase(fault: .waitsForeverOnSilentServers,
+                  sample: ["http.unresponsive-open", "http.unresponsive-play", "http.open"],
+                  mustFail: ["http.unresponsive-open", "http.unresponsive-play"], reasonContains: "no .finished within"),
+        FaultCase(fault: .mislabelsNetworkErrors,
+                  sample: ["http.errors", "http.tls-untrusted", "http.redirect"],
+                  mustFail: ["http.errors", "http.tls-untrusted"], reasonContains: "code engine"),
+        FaultCase(fault: .dropsLastColumn,
+                  sample: ["picture-size.tiny", "picture.frames-order", "picture.natural-size"],
+                  mustFail: ["picture-size.tiny", "picture.frames-order"], reasonContains: "expected"),
+        FaultCase(fault: .ignoresTrackSelection,
+                  sample: ["tracks.select-before-prepare", "tracks.table", "metadata.tags"],
+                  mustFail: ["tracks.select-before-prepare"], reasonContains: "selected"),
+        FaultCase(fault: .lateCues,
+                  sample: ["subtitles.embedded", "tracks.table", "chapters.list"],
+                  mustFail: ["subtitles.embedded"], reasonContains: "SubRip"),
+        FaultCase(fault: .dropsMetadata,
+                  sample: ["metadata.tags", "chapters.list"],
+                  mustFail: ["metadata.tags"], reasonContains: "metadata is"),
+        FaultCase(fault: .shiftsChapters,
+                  sample: ["chapters.list", "metadata.tags"],
+                  mustFail: ["chapters.list"], reasonContains: "differs from"),
+        FaultCase(fault: .slowStart,
+                  sample: ["queue.gapless", "queue.repeat-all"],
+                  mustFail: ["queue.gapless"], reasonContains: "gaps at the boundaries", label: "queue"),
+        FaultCase(fault: .namesNoBackend,
+                  sample: ["fallback.backend-name", "fallback.unknown-name", "fallback.after-failure", "lifecycle.prepared"],
+                  mustFail: ["fallback.backend-name", "fallback.unknown-name"], reasonContains: "backendName is \"\""),
+        FaultCase(fault: .leaksAThreadWhenItFails,
+                  sample: ["fallback.no-leak", "fallback.engine-fails", "lifecycle.prepared"],
+                  mustFail: ["fallback.no-leak"], reasonContains: "threads, baseline"),
     ]
 }
 

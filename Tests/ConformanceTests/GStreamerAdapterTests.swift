@@ -26,82 +26,6 @@ private func eventually(timeout: TimeInterval, _ condition: () -> Bool) async ->
     return condition()
 }
 
-/// Serves one file over HTTP on 127.0.0.1 (with byte ranges) and records each request's
-/// header lines, so a test can see what the player sent.
-private final class GStreamerHeaderServer: @unchecked Sendable {
-    // @unchecked: `requests` is Locked; `listener` and `body` are set in init and only read.
-    private let listener: Int32
-    private let body: [UInt8]
-    private let requests = Locked<[[String]]>([])
-    /// The port it listens on.
-    let port: Int
-
-    init(serving file: URL) throws {
-        body = [UInt8](try Data(contentsOf: file))
-        let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ready = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socketFD, $0, length) == 0 && listen(socketFD, 8) == 0 && getsockname(socketFD, $0, &length) == 0
-            }
-        }
-        guard socketFD >= 0, ready else {
-            throw PlaybackError(code: .engine, message: "test server: cannot listen on 127.0.0.1")
-        }
-        listener = socketFD
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread { [self] in acceptLoop() }.start()
-    }
-
-    /// Header lines of every request so far.
-    var receivedHeaders: [[String]] { requests.get() }
-
-    /// Stops listening (connections in progress end on their own).
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-
-    private func acceptLoop() {
-        while true {
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
-            Thread { [self] in serve(connection) }.start()
-        }
-    }
-
-    private func serve(_ connection: Int32) {
-        defer { close(connection) }
-        var request = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while !request.suffix(4).elementsEqual("\r\n\r\n".utf8) {
-            let count = read(connection, &chunk, chunk.count)
-            guard count > 0 else { return }
-            request += chunk[0..<count]
-        }
-        let lines = String(decoding: request, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        requests.withLock { $0.append(lines) }
-        var start = 0
-        if let range = lines.first(where: { $0.lowercased().hasPrefix("range: bytes=") }),
-           let from = Int(range.dropFirst("range: bytes=".count).prefix { $0.isNumber }) {
-            start = min(from, body.count)
-        }
-        let status = start > 0 ? "206 Partial Content" : "200 OK"
-        var head = "HTTP/1.1 \(status)\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\n"
-        head += "Content-Length: \(body.count - start)\r\nConnection: close\r\n"
-        if start > 0 { head += "Content-Range: bytes \(start)-\(body.count - 1)/\(body.count)\r\n" }
-        head += "\r\n"
-        let reply = Array(head.utf8) + body[start...]
-        var sent = 0
-        while sent < reply.count {
-            let count = reply[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { return }
-            sent += count
-        }
-    }
-}
-
 // MARK: - Tests
 
 @Suite("GStreamer adapter", .serialized)
@@ -346,6 +270,38 @@ struct GStreamerAdapterTests {
         #expect(abs(ratio - 2) < 0.25, "ratio \(ratio)")
     }
 
+    @Test("a seek and a rate change (done with a seek) in either order: one completion at the target, then the new rate")
+    func seekAndRateChange() async throws {
+        let (player, log) = try gstPlayer("frames.mp4")
+        defer { player.shutdown() }
+        try await player.prepare()
+        player.play()
+        try await log.waitFor(".playing", timeout: 5) { $0 == .playbackStateChanged(.playing) }
+        for (rate, target) in [(Float(2), 2.0), (Float(1), 6.0)] {
+            let mark = log.mark
+            if rate == 2 {
+                // The rate seek is in flight when the seek comes.
+                player.playbackRate = rate
+                player.currentPlaybackTime = target
+            } else {
+                // The seek is in flight when the rate changes.
+                player.currentPlaybackTime = target
+                player.playbackRate = rate
+            }
+            let reached = try await log.waitForSeekCompleted(since: mark)
+            #expect(abs(reached - target) < 0.05, "rate \(rate): landed at \(reached), asked for \(target)")
+            #expect(await eventually(timeout: 5) { (player.thumbnailAtCurrentTime()?.presentationTime ?? 0) > target + 0.3 })
+            let first = try #require(player.thumbnailAtCurrentTime())
+            let wallStart = Date()
+            try await Task.sleep(for: .seconds(1))  // the interval being measured
+            let last = try #require(player.thumbnailAtCurrentTime())
+            let pace = (last.presentationTime - first.presentationTime) / Date().timeIntervalSince(wallStart)
+            #expect(abs(pace - Double(rate)) < 0.2 * Double(rate), "rate \(rate): the picture advanced at \(pace)x")
+            let completions = log.events(since: mark).filter { if case .seekCompleted = $0 { true } else { false } }
+            #expect(completions.count == 1, "rate \(rate): \(completions)")
+        }
+    }
+
     @Test("buffer figures: bytes read and playable duration")
     func bufferFigures() async throws {
         let (player, log) = try gstPlayer("short.mp4")
@@ -364,19 +320,19 @@ struct GStreamerAdapterTests {
 
     @Test("httpHeaders reach the server; bytes are counted over HTTP")
     func httpHeaders() async throws {
-        let server = try GStreamerHeaderServer(serving: try TestFixtures.file("frames.mp4"))
+        let server = try LocalHTTPServer()
         defer { server.stop() }
+        server.route("/frames.mp4", .content(try .file(try TestFixtures.file("frames.mp4"))))
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/1"]
         options.maxBufferBytes = 256 * 1024
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/frames.mp4"))
-        let player = try GStreamerBackend().makePlayer(url: url, options: options)
+        let player = try GStreamerBackend().makePlayer(url: server.url("/frames.mp4"), options: options)
         defer { player.shutdown() }
         try await player.prepare()
         #expect(abs(player.duration - 10) < 0.1)
-        let first = try #require(server.receivedHeaders.first)
-        #expect(first.contains("X-PlaybackKit-Test: present"), "\(first)")
-        #expect(first.filter { $0.lowercased().hasPrefix("user-agent:") } == ["User-Agent: PlaybackKitTests/1"], "\(first)")
+        let first = try #require(server.requests.first)
+        #expect(first.header("X-PlaybackKit-Test") == "present", "\(first.headers)")
+        #expect(first.headers.filter { $0.name.lowercased() == "user-agent" }.map(\.value) == ["PlaybackKitTests/1"], "\(first.headers)")
         #expect(await eventually(timeout: 3) { player.numberOfBytesTransferred > 0 })
     }
     @Test(".window draws into an X11 window (needs DISPLAY)",

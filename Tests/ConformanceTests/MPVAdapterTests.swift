@@ -290,18 +290,18 @@ struct MPVAdapterTests {
 
     @Test("httpHeaders reach the server; bytes are counted over HTTP")
     func httpHeaders() async throws {
-        let server = try MPVTestHTTPServer(serving: try TestFixtures.file("frames.mp4"))
+        let server = try LocalHTTPServer()
         defer { server.stop() }
+        server.route("/frames.mp4", .content(try .file(try TestFixtures.file("frames.mp4"))))
         var options = PlaybackOptions(audioOutput: .null)
         options.httpHeaders = ["X-PlaybackKit-Test": "present", "User-Agent": "PlaybackKitTests/mpv"]
-        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/frames.mp4"))
-        let player = try MPVBackend().makePlayer(url: url, options: options)
+        let player = try MPVBackend().makePlayer(url: server.url("/frames.mp4"), options: options)
         defer { player.shutdown() }
         _ = try await EventRecorder.prepared(player)
         #expect(abs(player.duration - 10) <= mpvFrameTolerance)
-        let first = try #require(server.receivedHeaders.first)
-        #expect(first.contains("X-PlaybackKit-Test: present"), "\(first)")
-        #expect(first.filter { $0.lowercased().hasPrefix("user-agent:") } == ["User-Agent: PlaybackKitTests/mpv"], "\(first)")
+        let first = try #require(server.requests.first)
+        #expect(first.header("X-PlaybackKit-Test") == "present", "\(first.headers)")
+        #expect(first.headers.filter { $0.name.lowercased() == "user-agent" }.map(\.value) == ["PlaybackKitTests/mpv"], "\(first.headers)")
         #expect(player.numberOfBytesTransferred > 0)
         #expect(FramePattern.frameNumber(in: try #require(player.thumbnailAtCurrentTime())) == 0)
     }

@@ -50,7 +50,7 @@ extension ConformanceRuns {
             var worst = 0.0, worstAt = 0.0, samples = 0
             while !recorder.events(since: mark).contains(where: \.isFinished) {
                 try await Task.sleep(nanoseconds: 1_000_000_000)
-                let wall = monotonicNow(), media = player.currentPlaybackTime
+                let wall = monotonicSeconds(), media = player.currentPlaybackTime
                 guard media < duration - 0.5 else { continue }
                 guard let start = origin else {
                     if media > 0.2 { origin = (wall, media) }
@@ -80,7 +80,7 @@ extension ConformanceRuns {
             let context = CheckContext(fixtures: fixtures) { url, options in try backend.makePlayer(url: url, options: options) }
             var random = SplitMix64(seed: StressChecks.setupTeardownSeed)
             var baseline: ProcessResources?
-            let started = monotonicNow()
+            let started = monotonicSeconds()
             for cycle in 0..<Soak.cycles {
                 if cycle == 25 { baseline = ProcessResources.current(releasingFreeMemory: true) }
                 try await StressChecks.runTeardownCycle(StressChecks.TeardownPlan(cycle: cycle, using: &random), context)
@@ -92,7 +92,7 @@ extension ConformanceRuns {
             let allowance = ResourceAllowance(threads: 4, fileDescriptors: 8, residentBytes: 64 << 20)
             let excess = try await StressChecks.settle(to: first, within: allowance, timeout: 15)
             let after = ProcessResources.current(releasingFreeMemory: true)
-            Soak.report("\(name): \(Soak.cycles) cycles in \(format(monotonicNow() - started)) s; after 25 cycles \(first), at the end \(after)")
+            Soak.report("\(name): \(Soak.cycles) cycles in \(format(monotonicSeconds() - started)) s; after 25 cycles \(first), at the end \(after)")
             #expect(excess.isEmpty, "\(name): after \(Soak.cycles) cycles: \(excess.joined(separator: "; "))")
         }
     }

@@ -150,6 +150,48 @@ enum CLI {
         #expect(result.stdout.contains("00:00:01 / 00:00:03"), "\(result.stdout)")
     }
 
+    @Test(arguments: CLI.backends)
+    func infoReadsHTTPAndHLSSources(backend: String) throws {
+        let server = try LocalHTTPServer()
+        defer { server.stop() }
+        server.route("/frames.mp4", .content(try .file(CLI.fixtures.appendingPathComponent("frames.mp4"))))
+        try server.routeFolder(CLI.fixtures.appendingPathComponent("hls"), at: "/hls")
+        for path in ["/frames.mp4", "/hls/index.m3u8"] {
+            let result = try CLI.run(["info", "--json", "--backend", backend, server.url(path).absoluteString], timeout: 30)
+            #expect(result.status == 0, "\(path): \(result.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            #expect(abs((object?["duration"] as? Double ?? 0) - 10) < 0.1, "\(path): \(result.stdout)")
+            #expect(object?["width"] as? Int == 320, "\(path): \(result.stdout)")
+        }
+    }
+
+    @Test(arguments: CLI.backends)
+    func playRunsAnHTTPSourceToTheEnd(backend: String) throws {
+        let server = try LocalHTTPServer()
+        defer { server.stop() }
+        server.route("/short.mp4", .content(try .file(CLI.fixtures.appendingPathComponent("short.mp4"))))
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null", server.url("/short.mp4").absoluteString], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+    }
+
+    /// The time widget says (buffering) while the load state is stalled. The FFmpeg engine
+    /// plays a source at 35% of its bitrate in deterministic stalls (other engines may buffer
+    /// all of a clip this short before they start).
+    @Test func playShowsBufferingFromASlowSource() throws {
+        guard CLI.backends.contains("ffmpeg") else { return }
+        let server = try LocalHTTPServer()
+        defer { server.stop() }
+        let clip = CLI.fixtures.appendingPathComponent("short.mp4")
+        var content = try LocalHTTPServer.Content.indexFirstMP4(clip)
+        content.bytesPerSecond = content.data.count / 3 * 35 / 100
+        server.route("/short.mp4", .content(content))
+        let result = try CLI.run(["play", "--backend", "ffmpeg", "--audio", "null", server.url("/short.mp4").absoluteString], timeout: 40)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("(buffering)"), "\(result.stdout)")
+        #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+    }
+
     @Test func environmentChoosesTheBackend() throws {
         guard let last = CLI.backends.last else { return }
         let result = try CLI.run(["info", CLI.fixtures.appendingPathComponent("frames.mp4").path], environment: ["MEDIAPLAYBACK_BACKEND": last])
@@ -192,4 +234,43 @@ enum CLI {
         #expect(matrix.reports.first?.results.map(\.name) == ["lifecycle.prepared", "bad-input.empty"])
         #expect(result.stderr.contains("[\(backend)] lifecycle.prepared: pass"), "\(result.stderr)")
     }
+
+    // MARK: - play queues
+
+    @Test(arguments: CLI.backends)
+    func playPlaysAQueueOfFiles(backend: String) throws {
+        let files = ["short.mp4", "anamorphic.mp4"].map { CLI.fixtures.appendingPathComponent($0).path }
+        let start = Date()
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null"] + files, timeout: 30)
+        let seconds = Date().timeIntervalSince(start)
+        #expect(result.status == 0, "\(result.stderr)")
+        for line in ["[1/2] short.mp4", "00:00:02 / 00:00:03", "[2/2] anamorphic.mp4", "00:00:04 / 00:00:04"] {
+            #expect(result.stdout.contains(line), "no '\(line)' in \(result.stdout)")
+        }
+        #expect(seconds < 7 + 3, "3 s and 4 s of media took \(seconds) s")
+    }
+
+    @Test func aFailingItemIsSkippedWithOneLineAndTheQueueGoesOn() throws {
+        let backend = try #require(CLI.backends.first)
+        let files = ["random.mp4", "short.mp4"].map { CLI.fixtures.appendingPathComponent($0).path }
+        let result = try CLI.run(["play", "--backend", backend, "--audio", "null"] + files, timeout: 30)
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("skipping random.mp4 (item 1 of 2)") && lines[0].contains("unsupportedFormat"), "\(result.stderr)")
+        #expect(result.stdout.contains("[2/2] short.mp4") && result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
+    }
+
+    @Test func aListOfBackendsTriesEachInTurnFromTheArgumentOrTheEnvironment() throws {
+        let backend = try #require(CLI.backends.last)
+        let clip = CLI.fixtures.appendingPathComponent("frames.mp4").path
+        let fromArgument = try CLI.run(["info", "--backend", "nonesuch,\(backend)", clip])
+        let fromEnvironment = try CLI.run(["info", clip], environment: ["MEDIAPLAYBACK_BACKEND": "nonesuch,\(backend)"])
+        for result in [fromArgument, fromEnvironment] {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("backend:  \(backend)"), "\(result.stdout)")
+        }
+        let invalid = try CLI.run(["play", "--loop", "twice", clip])
+        #expect(invalid.status != 0 && invalid.stderr.contains("--loop"), "\(invalid.stderr)")
+    }
+
 }

@@ -2,17 +2,18 @@ import Foundation
 import Testing
 @testable import PlaybackKit
 
-@Suite(.serialized) struct PositionClockTests {
-    private func wait(_ seconds: Double) { usleep(useconds_t(seconds * 1_000_000)) }
+/// The position clock on a manual time source: exact figures, no waiting.
+@Suite struct PositionClockTests {
+    private let time = ManualTimeSource()
+    private func wait(_ seconds: Double) { time.advance(by: seconds) }
 
     @Test func advancesAtTheRateAndHoldsWhenStopped() {
-        let clock = PositionClock()
+        let clock = PositionClock(time: time)
         clock.setDuration(100)
         clock.jump(to: 5, running: true)
         wait(0.2)
         clock.sample(5.2)
-        let running = clock.read()
-        #expect(running > 5.15 && running < 5.35)
+        #expect(abs(clock.read() - 5.2) < 1e-9)
         clock.setRunning(false)
         let held = clock.read()
         wait(0.1)
@@ -20,12 +21,11 @@ import Testing
         clock.setRate(2)
         clock.setRunning(true)
         wait(0.2)
-        let doubled = clock.read() - held
-        #expect(doubled > 0.3 && doubled < 0.5)
+        #expect(abs(clock.read() - held - 0.4) < 1e-9)
     }
 
     @Test func neverRunsBackwardsOnALateSample() {
-        let clock = PositionClock()
+        let clock = PositionClock(time: time)
         clock.jump(to: 1, running: true)
         wait(0.1)
         let before = clock.read()
@@ -34,14 +34,14 @@ import Testing
     }
 
     @Test func stopsRunningPastTheLastSample() {
-        let clock = PositionClock()
+        let clock = PositionClock(time: time)
         clock.jump(to: 0, running: true)
         wait(PositionClock.maximumLead + 0.2)
-        #expect(clock.read() <= PositionClock.maximumLead + 0.01)
+        #expect(clock.read() == PositionClock.maximumLead)
     }
 
     @Test func clampsToTheDuration() {
-        let clock = PositionClock()
+        let clock = PositionClock(time: time)
         clock.setDuration(2)
         clock.jump(to: 5, running: false)
         #expect(clock.read() == 2)
@@ -69,15 +69,16 @@ import Testing
 }
 
 @Suite struct StaleSampleTests {
+    private let time = ManualTimeSource()
+
     @Test func aSampleFromBeforeASeekDoesNotPullThePositionBack() {
-        let clock = PositionClock()
+        let clock = PositionClock(time: time)
         clock.setDuration(10)
         clock.jump(to: 8, running: true)
         clock.sample(1.2)  // sent before the seek, arrives after it
         #expect(clock.read() >= 8)
-        usleep(350_000)
+        time.advance(by: 0.35)
         clock.sample(8.35)
-        let value = clock.read()
-        #expect(value > 8.2 && value < 8.6)
+        #expect(abs(clock.read() - 8.35) < 1e-9)
     }
 }

@@ -43,4 +43,23 @@ private struct NamedBackend: PlaybackBackend {
         unsetenv(Backends.environmentVariable)
         #expect(try Backends.resolve(nil).name == Backends.all.first?.name)
     }
+
+    @Test func aListOfNamesMeansTheSameAsArgumentAndInTheEnvironment() async throws {
+        let log = ScriptLog()
+        Backends.register(ScriptedBackend(name: "registry-scripted", log: log))
+        #expect(Backends.names(in: " nonesuch, registry-scripted ,,") == ["nonesuch", "registry-scripted"])
+        #expect(Backends.requestedNames("nonesuch,registry-scripted") == ["nonesuch", "registry-scripted"])
+        let clip = URL(fileURLWithPath: "/media/clip.mp4")
+        let fromArgument = try Backends.makePlayer(backend: "nonesuch,registry-scripted", url: clip, options: PlaybackOptions())
+        setenv(Backends.environmentVariable, "nonesuch,registry-scripted", 1)
+        defer { unsetenv(Backends.environmentVariable) }
+        #expect(Backends.requestedNames(nil) == ["nonesuch", "registry-scripted"])
+        let fromEnvironment = try Backends.makePlayer(backend: nil, url: clip, options: PlaybackOptions())
+        for player in [fromArgument, fromEnvironment] {
+            try await player.prepare()
+            #expect(player.backendName == "registry-scripted")
+            player.shutdown()
+        }
+        #expect(throws: PlaybackError.self) { try Backends.makePlayer(backend: " , ", url: clip, options: PlaybackOptions()) }
+    }
 }

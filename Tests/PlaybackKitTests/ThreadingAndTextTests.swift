@@ -44,7 +44,7 @@ import PlaybackKit
         }
         condition.lock()
         while !ready.get() {
-            #expect(condition.wait(until: Date().addingTimeInterval(5)))
+            #expect(condition.wait(until: monotonicSeconds() + 5))
         }
         condition.unlock()
     }

@@ -20,6 +20,7 @@
 #include <SDL2/SDL.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#include <ass/ass.h>
 
 /* Macros and function-like macros the Swift importer cannot see, as prefixed helpers. */
 
@@ -82,33 +83,5 @@ static inline void pk_install_interrupt(AVFormatContext *context, int *flag) {
 }
 /** Sets the interrupt flag. */
 static inline void pk_interrupt_set(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELEASE); }
-
-/* Monotonic condition variables (pthread_cond_timedwait against CLOCK_MONOTONIC). */
-
-/** Initialises `cond` to time out against CLOCK_MONOTONIC. */
-static inline int pk_cond_init_monotonic(pthread_cond_t *cond) {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    int r = pthread_cond_init(cond, &attr);
-    pthread_condattr_destroy(&attr);
-    return r;
-}
-/** Seconds on the monotonic clock. */
-static inline double pk_monotonic_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-/** Waits on `cond` until the monotonic time `deadline` (seconds); returns ETIMEDOUT or 0. */
-static inline int pk_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, double deadline) {
-    struct timespec ts;
-    double whole = (double)(long long)deadline;
-    ts.tv_sec = (time_t)whole;
-    ts.tv_nsec = (long)((deadline - whole) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec += 1; ts.tv_nsec -= 1000000000L; }
-    if (ts.tv_nsec < 0) ts.tv_nsec = 0;
-    return pthread_cond_timedwait(cond, mutex, &ts);
-}
 
 #endif

@@ -149,7 +149,7 @@ final class AudioRenderer: @unchecked Sendable {
     func followPauseState() {
         deviceLock.withLock {
             guard let device else { return }
-            let paused = session.lock.locked { session.paused }
+            let paused = session.lock.withLock { session.paused }
             device.setPaused(paused)
         }
     }
@@ -164,8 +164,11 @@ final class AudioRenderer: @unchecked Sendable {
     /// Fills `length` bytes of `out` with the next samples (silence where there are none)
     /// and sets the master clock to the media time of the first one.
     func fill(_ out: UnsafeMutablePointer<UInt8>, _ length: Int) {
-        let wall = monotonicNow()
-        let (currentSerial, volume) = session.lock.locked { (session.serial, session.volume) }
+        let wall = monotonicSeconds()
+        // Deselected audio plays on as silence, so the clock keeps following it.
+        let (currentSerial, volume) = session.lock.withLock {
+            (session.audioSerial, session.audioMuted ? 0 : session.volume)
+        }
         if chunkSerial != currentSerial { pendingBytes = 0 }
         let bytesPerSecond = Double(resampler.outputRate) * Double(resampler.bytesPerSampleFrame)
         var written = 0
@@ -219,7 +222,7 @@ final class AudioRenderer: @unchecked Sendable {
         var startWall = 0.0
         var consumed = 0
         while true {
-            let resumed = session.lock.locked { () -> Bool? in
+            let resumed = session.lock.withLock { () -> Bool? in
                 var waited = false
                 while !session.aborted && (session.paused || !session.prepared) {
                     session.lock.wait(session.audioOutputWake)
@@ -229,20 +232,20 @@ final class AudioRenderer: @unchecked Sendable {
             }
             guard let resumed else { return }
             if resumed || consumed == 0 {
-                startWall = monotonicNow()
+                startWall = monotonicSeconds()
                 consumed = 0
             }
             fill(scratch, bytes)
             consumed += samples
             var deadline = startWall + Double(consumed) / rate
-            let now = monotonicNow()
+            let now = monotonicSeconds()
             if deadline < now - 0.2 {  // fell far behind (a stopped machine): re-base
                 startWall = now
                 consumed = 0
                 deadline = now
             }
-            session.lock.locked {
-                while !session.aborted && !session.paused && monotonicNow() < deadline {
+            session.lock.withLock {
+                while !session.aborted && !session.paused && monotonicSeconds() < deadline {
                     session.lock.wait(session.audioOutputWake, until: deadline)
                 }
             }
@@ -253,12 +256,12 @@ final class AudioRenderer: @unchecked Sendable {
 // MARK: - The session's side of audio output
 
 extension FFmpegSession {
-    /// Moves the next current-serial audio frame into `frame`; nil when there is none or
+    /// Moves the next current-audio-serial audio frame into `frame`; nil when there is none or
     /// playback is paused.
     func takeAudioFrame(into frame: UnsafeMutablePointer<AVFrame>) -> (time: Double, rate: Double, serial: Int)? {
-        lock.locked {
+        lock.withLock {
             var dropped = false
-            while let slot = audioFrames.peek(), slot.serial != serial {
+            while let slot = audioFrames.peek(), slot.serial != audioSerial {
                 audioFrames.pop(into: nil)
                 dropped = true
             }
@@ -273,10 +276,10 @@ extension FFmpegSession {
     /// The audio output played samples starting at media `time` (nil: only silence) at
     /// wall time `wall`: the master clock follows it.
     func audioPlayed(time: Double?, rate frameRate: Double, serial frameSerial: Int, at wall: Double, pending: Bool) {
-        lock.locked {
+        lock.withLock {
             audioOutputBusy = pending
-            guard let time, frameSerial == serial, !paused, prepared, !stalled, seekInProgress == nil else {
-                if !pending, audioFrames.isEmpty, audioDecoderFinished == serial { presenterWake.broadcast() }
+            guard let time, frameSerial == audioSerial, !paused, prepared, !stalled, seekInProgress == nil else {
+                if !pending, audioFrames.isEmpty, audioDecoderFinished == audioSerial { presenterWake.broadcast() }
                 return
             }
             clock.set(time, at: wall, speed: frameRate)

@@ -85,7 +85,18 @@ public final class FFmpegEngine: PlaybackEngine {
         previous?.close()
     }
 
+    /// Plays or shows the stream `engineID` names (a stream index, or "external:N" for the
+    /// N-th subtitle file), or no track of `kind`: subtitles at once, audio and video on the
+    /// read thread, which keeps the position.
+    public func selectTrack(kind: TrackKind, engineID: String?) { session.get()?.selectTrack(kind: kind, engineID: engineID) }
+    /// Reads the subtitle file on a thread of its own and lists it as a new track.
+    public func addSubtitle(_ url: URL) { session.get()?.addSubtitle(url) }
+    /// Shifts the subtitles libass draws.
+    public func setSubtitleDelay(_ seconds: TimeInterval) { session.get()?.setSubtitleDelay(seconds) }
+
     /// The picture on screen, converted to RGBA at natural size now.
     public func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
+    /// The gain the audio mixer applies to every sample.
+    public var appliedVolume: Float? { session.get()?.appliedVolume }
 }
 #endif

@@ -8,13 +8,14 @@ import PlaybackKit
 extension FFmpegSession {
     /// Decodes video packets into the video frame queue, dropping what an accurate seek skips.
     func videoDecodeLoop() {
-        guard let decoder = videoDecoder else { return }
-        var lastTime = -videoFrameDuration
-        decodeLoop(decoder, video: true) { frame, decoderSerial in
-            let time = mediaTime(frame.pointee.best_effort_timestamp, videoTimeBase) ?? (lastTime + videoFrameDuration)
+        guard let first = videoDecoder else { return }
+        var lastTime = -first.frameDuration
+        decodeLoop(first, video: true) { frame, decoderSerial, decoder in
+            let frameDuration = decoder.frameDuration
+            let time = mediaTime(frame.pointee.best_effort_timestamp, decoder.timeBase) ?? (lastTime + frameDuration)
             lastTime = time
-            return lock.locked {
-                if wouldDiscard(time: time, span: videoFrameDuration, serial: decoderSerial) {
+            return lock.withLock {
+                if wouldDiscard(time: time, span: frameDuration, serial: decoderSerial) {
                     av_frame_unref(frame)
                     return !aborted
                 }
@@ -24,7 +25,7 @@ extension FFmpegSession {
                     av_frame_unref(frame)
                     return true
                 }
-                videoFrames.push(frame, serial: decoderSerial, time: time, duration: videoFrameDuration)
+                videoFrames.push(frame, serial: decoderSerial, time: time, duration: frameDuration)
                 videoFramesDecoded += 1
                 presenterWake.broadcast()
                 return true
@@ -35,25 +36,25 @@ extension FFmpegSession {
     /// Decodes audio packets, drops what an accurate seek skips, stretches by the playback
     /// rate with atempo and queues the frames for the audio output.
     func audioDecodeLoop() {
-        guard let decoder = audioDecoder else { return }
+        guard let first = audioDecoder else { return }
         var tempo: TempoFilter?
         var tempoSerial = -1
         var tempoStart = 0.0
         var tempoSamplesOut = 0
         let stretched = OwnedFrame()
         var nextTime = 0.0
-        decodeLoop(decoder, video: false) { frame, decoderSerial in
+        decodeLoop(first, video: false) { frame, decoderSerial, decoder in
             let sampleRate = Double(max(1, frame.pointee.sample_rate))
-            var time = mediaTime(frame.pointee.best_effort_timestamp, audioTimeBase) ?? nextTime
+            var time = mediaTime(frame.pointee.best_effort_timestamp, decoder.timeBase) ?? nextTime
             var span = Double(frame.pointee.nb_samples) / sampleRate
             nextTime = time + span
-            let (currentRate, discard, target) = lock.locked {
-                (rate, wouldDiscard(time: time, span: span, serial: decoderSerial),
-                 discardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil })
+            let (currentRate, discard, target) = lock.withLock {
+                (rate, wouldDiscardAudio(time: time, span: span, serial: decoderSerial),
+                 audioDiscardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil })
             }
             if discard {
                 av_frame_unref(frame)
-                return lock.locked { !aborted }
+                return lock.withLock { !aborted }
             }
             if let target, target > time {
                 // The frame straddles the target of an accurate seek: cut the samples before it.
@@ -122,6 +123,14 @@ extension FFmpegSession {
         frameSerial != serial || endsBeforeSeekTarget(time: time, span: span, serial: frameSerial)
     }
 
+    /// Like `wouldDiscard` for audio: an old audio serial, or samples that end before the
+    /// target of an accurate seek or the position of a track switch (lock held).
+    private func wouldDiscardAudio(time: Double, span: Double, serial frameSerial: Int) -> Bool {
+        guard frameSerial == audioSerial else { return true }
+        guard let audioDiscardBefore, audioDiscardBefore.serial == frameSerial else { return false }
+        return time + span <= audioDiscardBefore.time + 0.001
+    }
+
     /// True when something at `time` lasting `span` ends before the target of an accurate
     /// seek of `itemSerial` (lock held).
     private func endsBeforeSeekTarget(time: Double, span: Double, serial itemSerial: Int) -> Bool {
@@ -131,19 +140,20 @@ extension FFmpegSession {
 
     /// True when a video packet's picture ends before the target of an accurate seek of its
     /// serial, so it is dropped once decoded (packets without a timestamp: false).
-    private func isBeforeSeekTarget(_ packet: UnsafeMutablePointer<AVPacket>, serial packetSerial: Int) -> Bool {
-        guard let time = mediaTime(packet.pointee.pts, videoTimeBase) else { return false }
-        let span = packet.pointee.duration > 0 ? Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase) : videoFrameDuration
-        return lock.locked { endsBeforeSeekTarget(time: time, span: span, serial: packetSerial) }
+    private func isBeforeSeekTarget(_ packet: UnsafeMutablePointer<AVPacket>, serial packetSerial: Int,
+                                    decoder: CodecDecoder) -> Bool {
+        guard let time = mediaTime(packet.pointee.pts, decoder.timeBase) else { return false }
+        let span = packet.pointee.duration > 0 ? Double(packet.pointee.duration) * pk_av_q2d(decoder.timeBase) : decoder.frameDuration
+        return lock.withLock { endsBeforeSeekTarget(time: time, span: span, serial: packetSerial) }
     }
 
     /// Queues one audio frame for the output, waiting for room; false when aborted.
     private func pushAudio(_ frame: UnsafeMutablePointer<AVFrame>, serial frameSerial: Int, time: Double,
                            duration: Double, rate frameRate: Double) -> Bool {
-        lock.locked {
-            while audioFrames.isFull && !aborted && frameSerial == serial { lock.wait(audioFrameSpace) }
+        lock.withLock {
+            while audioFrames.isFull && !aborted && frameSerial == audioSerial { lock.wait(audioFrameSpace) }
             if aborted { return false }
-            if frameSerial != serial {
+            if frameSerial != audioSerial {
                 av_frame_unref(frame)
                 return true
             }
@@ -156,7 +166,7 @@ extension FFmpegSession {
 
     /// Takes the next packet of one stream, waiting for it; nil once aborted.
     private func nextPacket(video: Bool) -> PacketQueue.Entry? {
-        lock.locked {
+        lock.withLock {
             while !aborted {
                 if let entry = video ? videoPackets.get() : audioPackets.get() {
                     if !queuesAboveLowWater { readerWake.broadcast() }
@@ -169,14 +179,23 @@ extension FFmpegSession {
     }
 
     /// The send/receive loop shared by both decoders. A packet from a new serial flushes the
-    /// decoder first; the end-of-stream marker drains it and records that it finished.
-    /// `deliver` takes each decoded frame (and must leave it empty); false stops the loop.
-    private func decodeLoop(_ decoder: CodecDecoder, video: Bool,
-                            deliver: (UnsafeMutablePointer<AVFrame>, Int) -> Bool) {
-        let context = decoder.context
+    /// decoder first; the end-of-stream marker drains it and records that it finished; a
+    /// switch marker hands the packets after it to another decoder (a track switch).
+    /// `deliver` takes each decoded frame (and must leave it empty) with its serial and
+    /// decoder; false stops the loop.
+    private func decodeLoop(_ first: CodecDecoder, video: Bool,
+                            deliver: (UnsafeMutablePointer<AVFrame>, Int, CodecDecoder) -> Bool) {
+        var decoder = first
+        var context = decoder.context
         let frame = OwnedFrame()
         var decoderSerial = 0
         while let entry = nextPacket(video: video) {
+            if let next = entry.switchTo {
+                decoder = next
+                context = next.context
+                decoderSerial = entry.serial
+                continue
+            }
             if entry.serial != decoderSerial {
                 avcodec_flush_buffers(context)
                 decoderSerial = entry.serial
@@ -184,14 +203,14 @@ extension FFmpegSession {
             if video {
                 // On the way to an accurate seek's target no picture is shown: pictures no
                 // other picture refers to need not be decoded at all.
-                let skip = entry.packet.map { isBeforeSeekTarget($0, serial: entry.serial) } ?? false
+                let skip = entry.packet.map { isBeforeSeekTarget($0, serial: entry.serial, decoder: decoder) } ?? false
                 let wanted = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
                 if context.pointee.skip_frame != wanted { context.pointee.skip_frame = wanted }
             }
             let sent = avcodec_send_packet(context, entry.packet)
-            if let packet = entry.packet { lock.locked { packetPool.give(packet) } }
+            if let packet = entry.packet { lock.withLock { packetPool.give(packet) } }
             if sent < 0, sent != pk_av_error_eagain(), sent != pk_av_error_eof() {
-                lock.locked { lastDecodeError = sent }
+                lock.withLock { lastDecodeError = sent }
                 PlaybackLog.log(.debug, "ffmpeg", "decode: \(FFmpegErrors.text(sent))")
             }
             var failures = 0
@@ -200,7 +219,7 @@ extension FFmpegSession {
                 if status == pk_av_error_eagain() { break }
                 if status == pk_av_error_eof() {
                     avcodec_flush_buffers(context)
-                    lock.locked {
+                    lock.withLock {
                         if video { videoDecoderFinished = decoderSerial } else { audioDecoderFinished = decoderSerial }
                         presenterWake.broadcast()
                     }
@@ -209,12 +228,12 @@ extension FFmpegSession {
                 if status < 0 {
                     // A frame that fails to decode is skipped; the decoder goes on (and must
                     // still be drained to its end at the end of the stream).
-                    lock.locked { lastDecodeError = status }
+                    lock.withLock { lastDecodeError = status }
                     failures += 1
                     if failures > 64 { break }
                     continue
                 }
-                if !deliver(frame.frame, decoderSerial) { return }
+                if !deliver(frame.frame, decoderSerial, decoder) { return }
             }
         }
     }

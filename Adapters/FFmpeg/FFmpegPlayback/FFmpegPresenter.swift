@@ -64,7 +64,7 @@ extension FFmpegSession {
             return
         }
         if let seek = seekHere {
-            if !hasVideo, let slot = audioFrames.peek(), slot.serial == serial {
+            if !hasVideo, let slot = audioFrames.peek(), slot.serial == audioSerial {
                 clock.set(slot.time)
                 completeSeek(at: slot.time, state: state)
                 return
@@ -105,19 +105,19 @@ extension FFmpegSession {
         }
         guard hasVideo else {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            lock.wait(presenterWake, until: monotonicSeconds() + 0.1)
             return
         }
         guard let slot = videoFrames.peek() else {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + 0.1)
+            lock.wait(presenterWake, until: monotonicSeconds() + 0.1)
             return
         }
         let now = clock.now()
         let delay = (slot.time - now) / max(clock.speed, 0.01)
         if delay > 0.001 {
             reportPosition(state)
-            lock.wait(presenterWake, until: monotonicNow() + min(delay, 0.25))
+            lock.wait(presenterWake, until: monotonicSeconds() + min(delay, 0.25))
             return
         }
         if let next = videoFrames.peek(1), next.serial == serial, next.time <= now {
@@ -138,7 +138,7 @@ extension FFmpegSession {
     }
 
     private var audioDecoderDoneOrAbsent: Bool {
-        !hasAudio || (audioDecoderFinished == serial && audioFrames.isEmpty)
+        !hasAudio || (audioDecoderFinished == audioSerial && audioFrames.isEmpty)
     }
 
     private var audioDrained: Bool { audioDecoderDoneOrAbsent && !audioOutputBusy }
@@ -146,7 +146,7 @@ extension FFmpegSession {
     private func completeSeek(at reached: Double, state: PresenterState) {
         seekInProgress = nil
         state.lastPosition = reached
-        state.lastPositionWall = monotonicNow()
+        state.lastPositionWall = monotonicSeconds()
         guard prepared else {
             // The seek of an open at a position: prepare reports where it landed.
             if !openingFellBack { openedAt = max(0, reached) }
@@ -162,7 +162,7 @@ extension FFmpegSession {
         let videoReady = !hasVideo || firstPictureShown || videoDecoderFinished == serial
         // Audio that cannot arrive within the read-ahead bound (a badly interleaved file) does
         // not hold prepare up once the picture is there.
-        let audioReady = !hasAudio || !audioFrames.isEmpty || audioDecoderFinished == serial
+        let audioReady = !hasAudio || !audioFrames.isEmpty || audioDecoderFinished == audioSerial
             || (firstPictureShown && videoPackets.bytes + audioPackets.bytes >= maxBufferBytes)
         guard videoReady, audioReady else {
             lock.wait(presenterWake)
@@ -199,7 +199,7 @@ extension FFmpegSession {
             let remaining = (end - clock.now()) / max(clock.speed, 0.01)
             if remaining > 0.001 {
                 reportPosition(state)
-                lock.wait(presenterWake, until: monotonicNow() + min(remaining, 0.25))
+                lock.wait(presenterWake, until: monotonicSeconds() + min(remaining, 0.25))
                 return
             }
         }
@@ -241,7 +241,7 @@ extension FFmpegSession {
 
     /// Sends a position sample from the master clock, at most ten a second (lock held).
     private func reportPosition(_ state: PresenterState, force: Bool = false) {
-        let wall = monotonicNow()
+        let wall = monotonicSeconds()
         guard force || wall - state.lastPositionWall >= 0.1 else { return }
         state.lastPositionWall = wall
         let position = max(state.lastPosition, clock.now())
@@ -271,17 +271,23 @@ extension FFmpegSession {
         shownDuration = slot.duration
         if let newSize, prepared { sink.naturalSizeChanged(newSize) }
         let framesWanted = sink.frames != nil
-        guard framesWanted || state.window != nil else { return }
+        guard framesWanted || state.window != nil, !videoHidden else { return }
         let mode = scalingMode
         // Convert without the session lock: only this thread writes `displayed`.
         lock.unlock()
+        let subtitles = self.subtitles
         if framesWanted {
             if let picture = state.converter.convert(SourcePicture(frame: displayed.frame), to: size) {
+                // The selected subtitle, drawn on the converter's buffer (this thread's own).
+                subtitles.draw(at: slot.time, onto: picture.mutableBase, width: size.width, height: size.height,
+                               bytesPerRow: picture.layout.bytesPerRow, order: .rgba)
                 sink.presentFrame(picture.bytes, size: size, bytesPerRow: picture.layout.bytesPerRow,
                                   presentationTime: max(0, slot.time))
             }
         }
-        state.window?.draw(displayed.frame, naturalSize: size, mode: mode)
+        state.window?.draw(displayed.frame, naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
+            subtitles.draw(at: slot.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .bgra)
+        }
         lock.lock()
     }
 

@@ -29,12 +29,16 @@ extension FFmpegSession {
         while true {
             // Wait until there is something to do: a seek, room in the queues, or the end
             // (publishing the buffer figures before going to sleep).
-            let next = lock.locked { () -> ReaderStep in
+            let next = lock.withLock { () -> ReaderStep in
                 while true {
                     if aborted { return .stop }
                     if let request = seekRequest {
                         seekRequest = nil
                         return .seek(request)
+                    }
+                    if !trackRequests.isEmpty {
+                        defer { trackRequests = [] }
+                        return .switchTracks(trackRequests)
                     }
                     if !readerAtEnd && !queuesFull { return .read }
                     if statusStale { return .report }
@@ -50,12 +54,21 @@ extension FFmpegSession {
                 statusStale = false
                 reportBuffer(format: format)
                 continue
+            case .switchTracks(let requests):
+                carryOutTrackRequests(requests, in: format)
+                continue
             case .read: break
             }
-            let packet = lock.locked { packetPool.take() }
+            let packet = lock.withLock { packetPool.take() }
             let status = av_read_frame(format.context, packet)
+            if let refusal = format.network?.refusal {
+                // A playlist led to a reference the policy forbids (the demuxer would skip it).
+                lock.withLock { packetPool.give(packet) }
+                fail(refusal)
+                return
+            }
             if status < 0 {
-                lock.locked { packetPool.give(packet) }
+                lock.withLock { packetPool.give(packet) }
                 if interrupt.isRaised { return }
                 // A file's I/O error is its end; over a network only AVERROR_EOF is.
                 let atEnd = status == pk_av_error_eof()
@@ -63,7 +76,7 @@ extension FFmpegSession {
                 if !atEnd && !source.isFile {
                     // A network read failed (timed out, connection lost): playback stalls and
                     // reading is retried for a while before the session gives up.
-                    let now = monotonicNow()
+                    let now = monotonicSeconds()
                     if failingSince == nil { failingSince = now }
                     if now - failingSince! > Self.networkRetrySeconds {
                         fail(FFmpegErrors.map(status, step: "read", location: location, isNetwork: true))
@@ -71,8 +84,8 @@ extension FFmpegSession {
                     }
                     PlaybackLog.log(.info, "ffmpeg", "read: \(location): \(FFmpegErrors.text(status)); retrying")
                     format.clearReadError()
-                    lock.locked {
-                        if !aborted && seekRequest == nil { lock.wait(readerWake, until: monotonicNow() + 0.5) }
+                    lock.withLock {
+                        if !aborted && seekRequest == nil { lock.wait(readerWake, until: monotonicSeconds() + 0.5) }
                     }
                     continue
                 }
@@ -89,23 +102,31 @@ extension FFmpegSession {
                 continue
             }
             failingSince = nil
+            if format.context.pointee.event_flags & AVFMT_EVENT_FLAG_METADATA_UPDATED != 0 {
+                format.context.pointee.event_flags &= ~AVFMT_EVENT_FLAG_METADATA_UPDATED
+                sink.metadataChanged(metadataTags(format))
+            }
+            if takeSubtitlePacket(packet) || skipsUntilKeyframe(packet) {
+                lock.withLock { packetPool.give(packet) }
+                continue
+            }
             if let hunt = keyframeHunt, packet.pointee.stream_index == videoStreamIndex {
                 switch hunt.verdict(on: packet.pointee, time: mediaTime(packet.pointee.pts, videoTimeBase)) {
                 case .skip:
                     keyframeHunt?.skipped += 1
-                    lock.locked { packetPool.give(packet) }
+                    lock.withLock { packetPool.give(packet) }
                     continue
                 case .landed:
                     keyframeHunt = nil
                 case .tooLate:
-                    lock.locked { packetPool.give(packet) }
+                    lock.withLock { packetPool.give(packet) }
                     keyframeHunt = seekFurtherBack(hunt, in: format)
                     continue
                 }
             }
             queue(packet)
             statusStale = true
-            let now = monotonicNow()
+            let now = monotonicSeconds()
             if now - lastStatus >= 0.25 {
                 lastStatus = now
                 statusStale = false
@@ -116,7 +137,18 @@ extension FFmpegSession {
 
     /// What the read thread does next.
     private enum ReaderStep {
-        case stop, seek(SeekRequest), report, read
+        case stop, seek(SeekRequest), report, switchTracks([TrackRequest]), read
+    }
+
+    /// True for a packet of the video stream just switched to that comes before its first
+    /// keyframe (a decoder cannot start there).
+    private func skipsUntilKeyframe(_ packet: UnsafeMutablePointer<AVPacket>) -> Bool {
+        guard videoAwaitingKeyframe, packet.pointee.stream_index == videoStreamIndex else { return false }
+        if packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
+            videoAwaitingKeyframe = false
+            return false
+        }
+        return true
     }
 
     /// Seconds a network source may keep failing to read before playback fails.
@@ -140,13 +172,14 @@ extension FFmpegSession {
     // MARK: - Opening
 
     private func openSource() throws(PlaybackError) {
-        let input = try FormatInput(location: location, isNetwork: !source.isFile,
-                                    headers: options.httpHeaders, interrupt: interrupt)
-        try input.findStreamInfo(location: location, isNetwork: !source.isFile)
+        let network = source.isFile ? nil : try NetworkAccess(source: source, options: options)
+        let input = try FormatInput(location: location, network: network, interrupt: interrupt)
+        try input.findStreamInfo(location: location)
         let context = input.context
         if context.pointee.start_time != pk_av_nopts_value() {
             startTime = Double(context.pointee.start_time) / Double(pk_av_time_base())
         }
+        containerStartTime = startTime
         if context.pointee.duration != pk_av_nopts_value(), context.pointee.duration > 0 {
             duration = Double(context.pointee.duration) / Double(pk_av_time_base())
         }
@@ -164,11 +197,17 @@ extension FFmpegSession {
         if videoIndex >= 0 {
             let stream = input.stream(videoIndex)
             do throws(PlaybackError) {
-                videoDecoder = try CodecDecoder(stream: stream)
-                videoStreamIndex = videoIndex
-                videoTimeBase = stream.pointee.time_base
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 if guessed.num > 0, guessed.den > 0 { videoFrameDuration = Double(guessed.den) / Double(guessed.num) }
+                videoDecoder = try CodecDecoder(stream: stream, frameDuration: videoFrameDuration)
+                videoStreamIndex = videoIndex
+                videoTimeBase = stream.pointee.time_base
+                if stream.pointee.start_time != pk_av_nopts_value() {
+                    // Muxers shift every stream by the audio encoder's delay (AAC's priming):
+                    // a first picture within a frame of the container's start is the start.
+                    let videoStart = Double(stream.pointee.start_time) * pk_av_q2d(videoTimeBase)
+                    if videoStart > startTime, videoStart - startTime < videoFrameDuration { startTime = videoStart }
+                }
                 videoAspect = av_guess_sample_aspect_ratio(context, stream, nil)
                 naturalSize = Self.displaySize(width: stream.pointee.codecpar.pointee.width,
                                                height: stream.pointee.codecpar.pointee.height,
@@ -193,6 +232,8 @@ extension FFmpegSession {
         for index in 0..<Int32(context.pointee.nb_streams) where index != videoStreamIndex && index != audioStreamIndex {
             input.stream(index).pointee.discard = AVDISCARD_ALL
         }
+        // Except the ones a track switch may need, and the subtitles.
+        openTracks(input)
     }
 
     /// The display size of `width`x`height` storage pixels with the sample aspect applied.
@@ -206,7 +247,7 @@ extension FFmpegSession {
             let renderer = AudioRenderer(session: self, sourceRate: decoder.context.pointee.sample_rate,
                                          sourceChannels: decoder.context.pointee.ch_layout.nb_channels)
             renderer.start()
-            lock.locked { audioOutput = renderer }
+            lock.withLock { audioOutput = renderer }
             renderer.followPauseState()
             spawn("ff.audio-dec") { $0.audioDecodeLoop() }
         }
@@ -219,12 +260,12 @@ extension FFmpegSession {
     /// After close: waits for the other threads, then closes the audio device before the
     /// handles go away with the session.
     private func shutDownThreads() {
-        lock.locked {
+        lock.withLock {
             aborted = true
             wakeAll()
         }
         threads.wait()
-        lock.locked { audioOutput }?.stop()
+        lock.withLock { audioOutput }?.stop()
     }
 
     // MARK: - Reading
@@ -232,7 +273,7 @@ extension FFmpegSession {
     /// Hands `packet` to its stream's queue (or back to the pool).
     private func queue(_ packet: UnsafeMutablePointer<AVPacket>) {
         let index = packet.pointee.stream_index
-        lock.locked {
+        lock.withLock {
             if index == videoStreamIndex {
                 var seconds = Double(packet.pointee.duration) * pk_av_q2d(videoTimeBase)
                 if seconds <= 0 { seconds = videoFrameDuration }
@@ -243,11 +284,17 @@ extension FFmpegSession {
                 videoPacketsReady.broadcast()
             } else if index == audioStreamIndex {
                 let seconds = Double(packet.pointee.duration) * pk_av_q2d(audioTimeBase)
-                if let time = mediaTime(packet.pointee.pts, audioTimeBase) {
-                    audioPackets.lastQueuedTime = max(audioPackets.lastQueuedTime, time + max(0, seconds))
-                }
-                audioPackets.put(packet, serial: serial, packetDuration: max(0, seconds))
+                let end = mediaTime(packet.pointee.pts, audioTimeBase).map { $0 + max(0, seconds) }
+                if let end { audioPackets.lastQueuedTime = max(audioPackets.lastQueuedTime, end) }
+                audioPackets.put(packet, serial: audioSerial, packetDuration: max(0, seconds), endTime: end)
                 audioPacketsReady.broadcast()
+            } else if idleAudioPackets[index] != nil, let format {
+                // Kept for a switch to it, from the position on.
+                let timeBase = format.stream(index).pointee.time_base
+                let seconds = max(0, Double(packet.pointee.duration) * pk_av_q2d(timeBase))
+                let end = mediaTime(packet.pointee.pts, timeBase).map { $0 + seconds }
+                idleAudioPackets[index]!.put(packet, serial: audioSerial, packetDuration: seconds, endTime: end)
+                if seekInProgress == nil { idleAudioPackets[index]!.dropPackets(endingBefore: clock.now(), into: packetPool) }
             } else {
                 packetPool.give(packet)
             }
@@ -257,14 +304,14 @@ extension FFmpegSession {
 
     /// Queues the end-of-stream markers that make the decoders drain.
     private func markEndOfInput() {
-        lock.locked {
+        lock.withLock {
             readerAtEnd = true
             if hasVideo {
                 videoPackets.put(nil, serial: serial, packetDuration: 0)
                 videoPacketsReady.broadcast()
             }
             if hasAudio {
-                audioPackets.put(nil, serial: serial, packetDuration: 0)
+                audioPackets.put(nil, serial: audioSerial, packetDuration: 0)
                 audioPacketsReady.broadcast()
             }
             presenterWake.broadcast()
@@ -290,20 +337,24 @@ extension FFmpegSession {
         if status < 0 {
             PlaybackLog.log(.warning, "ffmpeg", "seek: \(location): \(FFmpegErrors.text(status))")
         }
-        lock.locked {
+        lock.withLock {
             videoPackets.flush(into: packetPool)
             audioPackets.flush(into: packetPool)
+            for index in idleAudioPackets.keys { idleAudioPackets[index]!.flush(into: packetPool) }
             videoFrames.flush()
             audioFrames.flush()
             serial += 1
+            audioSerial += 1
             videoPackets.lastQueuedTime = request.target
             audioPackets.lastQueuedTime = request.target
             seekInProgress = SeekInProgress(serial: serial, target: request.target, accurate: request.accurate)
             discardBefore = request.accurate ? (serial, request.target) : nil
+            audioDiscardBefore = request.accurate ? (audioSerial, request.target) : nil
             readerAtEnd = false
             endedReported = false
             wakeAll()
         }
+        restartSubtitles(at: request.target)
         guard hasVideo else { return nil }
         return KeyframeHunt(request: request, lead: lead, tolerance: videoFrameDuration / 2)
     }
@@ -319,7 +370,7 @@ extension FFmpegSession {
 
     /// Publishes the buffer figures: buffered-to time, fill level and bytes read.
     private func reportBuffer(format: FormatInput) {
-        let status = lock.locked { () -> EngineBufferStatus in
+        let status = lock.withLock { () -> EngineBufferStatus in
             var buffered = max(hasVideo ? videoPackets.lastQueuedTime : 0, hasAudio ? audioPackets.lastQueuedTime : 0)
             if readerAtEnd, duration > 0 { buffered = duration }
             if duration > 0 { buffered = min(buffered, duration) }

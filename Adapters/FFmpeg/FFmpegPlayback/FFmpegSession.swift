@@ -12,26 +12,28 @@ import PlaybackKit
 final class FFmpegSession: @unchecked Sendable {
     // @unchecked: state shared between threads is guarded by `lock` (see "Shared state");
     // the "Stream facts" are written by the read thread before it starts the other threads
-    // and only read afterwards (each decoder handle is then used by its own thread alone);
-    // the "Picture on screen" is guarded by `pictureLock`.
+    // and only read afterwards (each decoder handle is then used by its own thread alone),
+    // except the ones marked as the read thread's, which only it touches (the stream indices
+    // it also writes under `lock`, for other threads to read there); the "Picture on screen"
+    // is guarded by `pictureLock`; `subtitles` guards itself.
 
     let source: MediaSource
     let options: PlaybackOptions
     let sink: EngineSink
     let location: String
     let interrupt = InterruptFlag()
-    let lock = SessionLock()
+    let lock = MutexLock()
     let threads = DispatchGroup()
 
     // MARK: - Conditions (all bound to `lock`)
 
-    let readerWake: SessionLock.Condition
-    let videoPacketsReady: SessionLock.Condition
-    let audioPacketsReady: SessionLock.Condition
-    let videoFrameSpace: SessionLock.Condition
-    let audioFrameSpace: SessionLock.Condition
-    let presenterWake: SessionLock.Condition
-    let audioOutputWake: SessionLock.Condition
+    let readerWake: MutexLock.Condition
+    let videoPacketsReady: MutexLock.Condition
+    let audioPacketsReady: MutexLock.Condition
+    let videoFrameSpace: MutexLock.Condition
+    let audioFrameSpace: MutexLock.Condition
+    let presenterWake: MutexLock.Condition
+    let audioOutputWake: MutexLock.Condition
 
     // MARK: - Shared state (guarded by `lock`)
 
@@ -53,6 +55,25 @@ final class FFmpegSession: @unchecked Sendable {
     var seekInProgress: SeekInProgress?
     /// Decoders drop frames that end before this (accurate seeks), for its serial.
     var discardBefore: (serial: Int, time: Double)?
+    /// Raised by every seek and every audio track switch: audio packets and frames of an
+    /// older one are dropped (the audio path's `serial`).
+    var audioSerial = 0
+    /// The audio decoder drops samples before this (accurate seeks, audio track switches),
+    /// for its audio serial.
+    var audioDiscardBefore: (serial: Int, time: Double)?
+    /// The packets of the audio streams not playing, by stream index, kept from the position
+    /// on for a switch to them.
+    var idleAudioPackets: [Int32: PacketQueue] = [:]
+    /// Audio deselected: decoded and paced as before, heard as silence.
+    var audioMuted = false
+    /// Video deselected: decoded and paced as before, not drawn.
+    var videoHidden = false
+    /// Audio and video track switches for the read thread, oldest first.
+    var trackRequests: [TrackRequest] = []
+    /// Subtitle files added while opening, read after `options.subtitleURLs`.
+    var subtitleFilesWhileOpening: [URL] = []
+    /// The tracks were listed at open: files added from now on are read on their own thread.
+    var tracksListed = false
     var readerAtEnd = false
     var prepared = false
     var firstPictureShown = false
@@ -82,15 +103,32 @@ final class FFmpegSession: @unchecked Sendable {
     // MARK: - Stream facts (written by the read thread before the other threads start)
 
     var format: FormatInput?
+    /// The streams playing (the read thread's; it writes them under `lock`).
     var videoStreamIndex: Int32 = -1
     var audioStreamIndex: Int32 = -1
+    /// The decoders of the streams playing at the start (each decoder thread's first).
     var videoDecoder: CodecDecoder?
     var audioDecoder: CodecDecoder?
+    /// The facts of the streams playing (the read thread's).
     var videoTimeBase = AVRational(num: 1, den: 1)
     var audioTimeBase = AVRational(num: 1, den: 1)
     var videoFrameDuration = 0.04
+    /// Packets of the video stream switched to are skipped up to its first keyframe (the
+    /// read thread's).
+    var videoAwaitingKeyframe = false
+    /// The video stream's sample aspect from the container (guarded by `pictureLock`).
     var videoAspect = AVRational(num: 0, den: 1)
+    /// The audio, video and subtitle streams, in stream order.
+    var streamTracks: [StreamTrack] = []
+    /// The text subtitle streams' decoders, by stream index (the read thread's).
+    var subtitleDecoders: [Int32: SubtitleDecoder] = [:]
+    /// Subtitle sources, the selection and the drawing of subtitles.
+    let subtitles: SubtitleBook
+    /// Media time 0 in seconds of the source's timestamps: the container's start, or the
+    /// first picture when that comes within a frame of it.
     var startTime: Double = 0
+    /// The container's own start (chapters count from it, as the file gives them).
+    var containerStartTime: Double = 0
     var duration: Double = 0
     var hasVideo: Bool { videoDecoder != nil }
     var hasAudio: Bool { audioDecoder != nil }
@@ -127,6 +165,12 @@ final class FFmpegSession: @unchecked Sendable {
         openingTarget = max(0, start)
         self.sink = sink
         location = source.isFile ? source.path : source.url.absoluteString
+        let drawsOnPictures: Bool
+        switch options.videoOutput {
+        case .frames, .window: drawsOnPictures = true
+        default: drawsOnPictures = false
+        }
+        subtitles = SubtitleBook(sink: sink, drawsOnPictures: drawsOnPictures)
         maxBufferBytes = max(256 * 1024, options.maxBufferBytes ?? 15 * 1024 * 1024)
         readAheadSeconds = source.isFile ? 1.5 : 10
         readerWake = lock.makeCondition()
@@ -158,7 +202,7 @@ final class FFmpegSession: @unchecked Sendable {
     /// Aborts everything at once; the threads finish and free the handles by themselves.
     func close() {
         interrupt.raise()
-        lock.locked {
+        lock.withLock {
             aborted = true
             wakeAll()
         }
@@ -173,7 +217,7 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func play() {
-        let output = lock.locked { () -> AudioRenderer? in
+        let output = lock.withLock { () -> AudioRenderer? in
             paused = false
             if prepared, !stalled { clock.setRunning(true) }
             presenterWake.broadcast()
@@ -186,7 +230,7 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func pause() {
-        let output = lock.locked { () -> AudioRenderer? in
+        let output = lock.withLock { () -> AudioRenderer? in
             paused = true
             clock.setRunning(false)
             presenterWake.broadcast()
@@ -196,14 +240,14 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func seek(to seconds: TimeInterval, accurate: Bool) {
-        lock.locked {
+        lock.withLock {
             seekRequest = SeekRequest(target: max(0, seconds), accurate: accurate)
             readerWake.broadcast()
         }
     }
 
     func setRate(_ newRate: Float) {
-        lock.locked {
+        lock.withLock {
             rate = Double(newRate)
             clock.setSpeed(rate)
             presenterWake.broadcast()
@@ -211,15 +255,18 @@ final class FFmpegSession: @unchecked Sendable {
     }
 
     func setScalingMode(_ mode: ScalingMode) {
-        lock.locked {
+        lock.withLock {
             scalingMode = mode
             presenterWake.broadcast()
         }
     }
 
     func setVolume(_ newVolume: Float) {
-        lock.locked { volume = Double(min(1, max(0, newVolume))) }
+        lock.withLock { volume = Double(min(1, max(0, newVolume))) }
     }
+
+    /// The gain the audio renderer multiplies every sample by.
+    var appliedVolume: Float { lock.withLock { Float(volume) } }
 
     // MARK: - Time
 
@@ -233,7 +280,7 @@ final class FFmpegSession: @unchecked Sendable {
 
     /// Reports a failure unless the session was closed (then nobody listens).
     func fail(_ error: PlaybackError) {
-        let closed = lock.locked { aborted }
+        let closed = lock.withLock { aborted }
         guard !closed else { return }
         PlaybackLog.log(.info, "ffmpeg", "\(error)")
         sink.failed(error)

@@ -31,31 +31,31 @@ final class InterruptFlag: @unchecked Sendable {
 final class FormatInput {
     let context: UnsafeMutablePointer<AVFormatContext>
     private let interrupt: InterruptFlag
+    /// What every open of a network source goes through (its `opaque` points at it).
+    let network: NetworkAccess?
 
-    /// Opens `location` with the interrupt callback installed; throws the mapped error.
-    init(location: String, isNetwork: Bool, headers: [String: String], interrupt: InterruptFlag) throws(PlaybackError) {
+    /// Opens `location` with the interrupt callback installed, and for a network source every
+    /// open going through `network` (kept alive as long as the context); throws the mapped
+    /// error, or the refusal of a forbidden reference.
+    init(location: String, network: NetworkAccess?, interrupt: InterruptFlag) throws(PlaybackError) {
         self.interrupt = interrupt
+        self.network = network
         guard let allocated = avformat_alloc_context() else {
             throw PlaybackError(code: .engine, message: "open: out of memory")
         }
         pk_install_interrupt(allocated, interrupt.pointer)
         var options: OpaquePointer?
-        if !headers.isEmpty {
-            let text = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
-            av_dict_set(&options, "headers", text, 0)
-        }
-        if isNetwork {
-            av_dict_set(&options, "rw_timeout", "15000000", 0)  // microseconds
-            // Seek (a new request) rather than read through more than 32 KB: a source that
-            // stalls inside data the demuxer skips must not hold up opening.
-            av_dict_set(&options, "short_seek_size", "1", 0)
+        if let network {
+            network.install(on: allocated)
+            network.apply(to: &options)
         }
         var context: UnsafeMutablePointer<AVFormatContext>? = allocated
         let status = avformat_open_input(&context, location, nil, &options)
         av_dict_free(&options)
         guard status >= 0, let context else {
             // avformat_open_input frees the context on failure.
-            throw FFmpegErrors.map(status, step: "open", location: location, isNetwork: isNetwork)
+            if let refusal = network?.refusal { throw refusal }
+            throw FFmpegErrors.map(status, step: "open", location: location, isNetwork: network != nil)
         }
         self.context = context
     }
@@ -66,10 +66,11 @@ final class FormatInput {
     }
 
     /// Reads the stream parameters; throws the mapped error.
-    func findStreamInfo(location: String, isNetwork: Bool) throws(PlaybackError) {
+    func findStreamInfo(location: String) throws(PlaybackError) {
         let status = avformat_find_stream_info(context, nil)
+        if let refusal = network?.refusal { throw refusal }
         if status < 0 {
-            throw FFmpegErrors.map(status, step: "find stream info", location: location, isNetwork: isNetwork)
+            throw FFmpegErrors.map(status, step: "find stream info", location: location, isNetwork: network != nil)
         }
     }
 
@@ -97,11 +98,24 @@ final class FormatInput {
 
 // MARK: - Decoder
 
-/// An opened `AVCodecContext` for one stream, with decoder threads enabled.
+/// An opened `AVCodecContext` for one stream, with decoder threads enabled, and the facts of
+/// that stream its user needs (so a decoder thread never reads the demuxer's streams).
 final class CodecDecoder {
     let context: UnsafeMutablePointer<AVCodecContext>
+    /// The index of the stream it decodes.
+    let streamIndex: Int32
+    /// The stream's time base (of its packets and frames).
+    let timeBase: AVRational
+    /// Seconds a picture lasts when its timestamps do not say (video; 0 otherwise).
+    let frameDuration: Double
 
-    init(stream: UnsafeMutablePointer<AVStream>) throws(PlaybackError) {
+    /// Opens the decoder of `stream`; a text subtitle decoder converts from
+    /// `characterEncoding` (an iconv name) to UTF-8 when one is given.
+    init(stream: UnsafeMutablePointer<AVStream>, frameDuration: Double = 0,
+         characterEncoding: String? = nil) throws(PlaybackError) {
+        streamIndex = stream.pointee.index
+        timeBase = stream.pointee.time_base
+        self.frameDuration = frameDuration
         let parameters = stream.pointee.codecpar!
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
@@ -116,6 +130,7 @@ final class CodecDecoder {
             context.pointee.pkt_timebase = stream.pointee.time_base
             var options: OpaquePointer?
             av_dict_set(&options, "threads", "auto", 0)
+            if let characterEncoding { av_dict_set(&options, "sub_charenc", characterEncoding, 0) }
             status = avcodec_open2(context, codec, &options)
             av_dict_free(&options)
         }

@@ -70,7 +70,9 @@ struct Ring<Element> {
 
 /// The demuxed packets of one stream waiting for its decoder, stamped with the serial they
 /// were read under (ffplay's scheme: a seek raises the session's serial, and a decoder that
-/// meets a new serial flushes itself). A nil-data entry marks the end of the stream (drain the decoder).
+/// meets a new serial flushes itself). A nil-data entry marks the end of the stream (drain the
+/// decoder), unless it carries a decoder: then the packets after it are another stream's, to
+/// be decoded with that decoder (a track switch).
 /// Guarded by the session lock.
 struct PacketQueue {
     struct Entry {
@@ -79,6 +81,10 @@ struct PacketQueue {
         var serial: Int
         /// Media seconds the packet covers.
         var seconds: Double
+        /// Zero-based media time the packet ends, when it has a timestamp.
+        var endTime: Double? = nil
+        /// On a marker (no packet): the decoder of the packets that follow.
+        var switchTo: CodecDecoder? = nil
     }
 
     private var entries = Ring<Entry>()
@@ -92,10 +98,37 @@ struct PacketQueue {
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
 
-    mutating func put(_ packet: UnsafeMutablePointer<AVPacket>?, serial: Int, packetDuration: Double) {
+    mutating func put(_ packet: UnsafeMutablePointer<AVPacket>?, serial: Int, packetDuration: Double,
+                      endTime: Double? = nil) {
         if let packet { bytes += Int(packet.pointee.size) }
         duration += packetDuration
-        entries.append(Entry(packet: packet, serial: serial, seconds: packetDuration))
+        entries.append(Entry(packet: packet, serial: serial, seconds: packetDuration, endTime: endTime))
+    }
+
+    /// Queues the switch to `decoder`: the packets queued after it are decoded with it.
+    mutating func putSwitch(to decoder: CodecDecoder, serial: Int) {
+        entries.append(Entry(packet: nil, serial: serial, seconds: 0, switchTo: decoder))
+    }
+
+    /// Drops, into `pool`, the packets at the front that end before `time` (media seconds).
+    mutating func dropPackets(endingBefore time: Double, into pool: PacketPool) {
+        while let first = entries.first, let packet = first.packet, let end = first.endTime, end < time {
+            _ = get()
+            pool.give(packet)
+        }
+    }
+
+    /// Moves every packet of `other` to the end of this queue, restamped with `serial` (its
+    /// markers are dropped).
+    mutating func append(contentsOf other: inout PacketQueue, serial: Int) {
+        while var entry = other.get() {
+            guard entry.packet != nil else { continue }
+            entry.serial = serial
+            if let packet = entry.packet { bytes += Int(packet.pointee.size) }
+            duration += entry.seconds
+            entries.append(entry)
+        }
+        other.lastQueuedTime = 0
     }
 
     mutating func get() -> Entry? {

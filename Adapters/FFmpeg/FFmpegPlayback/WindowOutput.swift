@@ -40,8 +40,10 @@ final class WindowOutput {
         XCloseDisplay(display)
     }
 
-    /// Draws `frame` (of display size `naturalSize`) into the window by `mode`.
-    func draw(_ frame: UnsafeMutablePointer<AVFrame>, naturalSize: VideoSize, mode: ScalingMode) {
+    /// Draws `frame` (of display size `naturalSize`) into the window by `mode`; `overlay`
+    /// then draws on the picture's rectangle (BGRA pixels, its width, height and row stride).
+    func draw(_ frame: UnsafeMutablePointer<AVFrame>, naturalSize: VideoSize, mode: ScalingMode,
+              overlay: (UnsafeMutableRawPointer, Int, Int, Int) -> Void) {
         var attributes = XWindowAttributes()
         guard XGetWindowAttributes(display, window, &attributes) != 0,
               attributes.width > 0, attributes.height > 0, attributes.depth >= 24 else { return }
@@ -77,6 +79,7 @@ final class WindowOutput {
                 (origin + row * rowBytes).copyMemory(from: picture.base + row * picture.layout.bytesPerRow,
                                                      byteCount: content.width * 4)
             }
+            overlay(origin, content.width, content.height, rowBytes)
         }
         image.pointee.data = buffer.assumingMemoryBound(to: CChar.self)
         XPutImage(display, window, context, image, 0, 0, 0, 0, UInt32(viewport.width), UInt32(viewport.height))

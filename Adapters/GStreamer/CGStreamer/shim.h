@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include <gst/gst.h>
+#include <gio/gio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 #include <gst/video/videooverlay.h>
@@ -50,6 +51,10 @@ static inline const gchar *pk_gst_element_klass(GstElement *element) {
 }
 
 /// The bytes a buffer (or buffer list) probe sees; 0 for anything else.
+/// The buffer a buffer probe sees (not a reference), or NULL.
+static inline GstBuffer *pk_gst_probe_info_buffer(GstPadProbeInfo *info) {
+    return (info->type & GST_PAD_PROBE_TYPE_BUFFER) ? GST_PAD_PROBE_INFO_BUFFER(info) : NULL;
+}
 static inline gsize pk_gst_probe_info_byte_count(GstPadProbeInfo *info) {
     if ((info->type & GST_PAD_PROBE_TYPE_BUFFER) && GST_PAD_PROBE_INFO_BUFFER(info)) {
         return gst_buffer_get_size(GST_PAD_PROBE_INFO_BUFFER(info));
@@ -74,8 +79,21 @@ static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointe
 static inline void pk_gst_set_caps(gpointer object, const gchar *name, GstCaps *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstStructure *value) { g_object_set(object, name, value, NULL); }
 
+static inline void pk_gst_set_int64(gpointer object, const gchar *name, gint64 value) { g_object_set(object, name, value, NULL); }
+
 static inline gint pk_gst_get_int(gpointer object, const gchar *name) {
     gint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// A guint- or flags-valued property (flags are collected as guint).
+static inline guint pk_gst_get_uint(gpointer object, const gchar *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+static inline gdouble pk_gst_get_double(gpointer object, const gchar *name) {
+    gdouble value = 0;
     g_object_get(object, name, &value, NULL);
     return value;
 }
@@ -127,6 +145,79 @@ static inline gulong pk_gst_connect_notify(gpointer object, const gchar *detaile
     return g_signal_connect(object, detailed_signal, G_CALLBACK(callback), data);
 }
 
+// MARK: - Network sources
+
+/// The string property `name` of `object` (g_free it), or NULL.
+static inline gchar *pk_gst_get_string(gpointer object, const gchar *name) {
+    gchar *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+/// A copy of the GstStructure property `name` of `object` (gst_structure_free it), or NULL.
+static inline GstStructure *pk_gst_get_structure(gpointer object, const gchar *name) {
+    GstStructure *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
+/// A TLS database trusting the authorities in the PEM file at `path` (g_object_unref it), or
+/// NULL when the file cannot be read.
+static inline gpointer pk_g_tls_file_database(const gchar *path) {
+    GError *error = NULL;
+    GTlsDatabase *database = g_tls_file_database_new(path, &error);
+    if (error) g_error_free(error);
+    return database;
+}
+
+/// The URI a source element reads (g_free it), or NULL when it reads none.
+static inline gchar *pk_gst_source_uri(GstElement *element) {
+    if (!GST_IS_URI_HANDLER(element) || gst_uri_handler_get_uri_type(GST_URI_HANDLER(element)) != GST_URI_SRC) return NULL;
+    return gst_uri_handler_get_uri(GST_URI_HANDLER(element));
+}
+/// Posts a resource error (could not open for reading) from `element`, saying `text`.
+static inline void pk_gst_post_resource_error(GstElement *element, const gchar *text) {
+    GError *error = g_error_new_literal(GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ, text);
+    gst_element_post_message(element, gst_message_new_error(GST_OBJECT(element), error, text));
+    g_error_free(error);
+}
+
+typedef void (*pk_gst_element_visitor)(GstElement *element, gpointer data);
+/// Calls `visit` for every element inside `bin`, at any depth (nothing when it is no bin).
+static inline void pk_gst_bin_visit(GstElement *bin, pk_gst_element_visitor visit, gpointer data) {
+    if (!GST_IS_BIN(bin)) return;
+    GstIterator *iterator = gst_bin_iterate_recurse(GST_BIN(bin));
+    GValue item = G_VALUE_INIT;
+    gboolean done = FALSE;
+    while (!done) {
+        switch (gst_iterator_next(iterator, &item)) {
+        case GST_ITERATOR_OK:
+            visit(GST_ELEMENT(g_value_get_object(&item)), data);
+            g_value_reset(&item);
+            break;
+        case GST_ITERATOR_RESYNC:
+            gst_iterator_resync(iterator);
+            break;
+        default:
+            done = TRUE;
+            break;
+        }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+}
+
+static inline gint pk_gst_autoplug_skip(GstElement *bin, GstPad *pad, GstCaps *caps, GstElementFactory *factory, gpointer name) {
+    (void)bin; (void)pad; (void)caps;
+    const gchar *candidate = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
+    return (candidate && g_strcmp0(candidate, (const gchar *)name) == 0) ? 2 /* GST_AUTOPLUG_SELECT_SKIP */ : 0 /* TRY */;
+}
+/// Makes `decodebin` pass over the element factory `name` when it autoplugs (its
+/// "autoplug-select" answers SKIP for it, TRY for the others).
+static inline gulong pk_gst_decodebin_skip_factory(GstElement *decodebin, const gchar *name) {
+    return g_signal_connect_data(decodebin, "autoplug-select", G_CALLBACK(pk_gst_autoplug_skip), g_strdup(name),
+                                 (GClosureNotify)g_free, (GConnectFlags)0);
+}
+
 // MARK: - Playbin actions (g_signal_emit_by_name is variadic)
 
 /// The pad of video stream `stream` before playbin's sink chain (decoded caps), owned by the
@@ -135,6 +226,19 @@ static inline GstPad *pk_gst_playbin_video_pad(GstElement *playbin, gint stream)
     GstPad *pad = NULL;
     g_signal_emit_by_name(playbin, "get-video-pad", stream, &pad);
     return pad;
+}
+
+/// The tags of stream `stream` through one of playbin's get-video-tags, get-audio-tags or
+/// get-text-tags actions, owned by the caller, or NULL.
+static inline GstTagList *pk_gst_playbin_stream_tags(GstElement *playbin, const gchar *action, gint stream) {
+    GstTagList *tags = NULL;
+    g_signal_emit_by_name(playbin, action, stream, &tags);
+    return tags;
+}
+/// A string tag of `tags` as a new string (g_free it), or NULL.
+static inline gchar *pk_gst_tag_string(const GstTagList *tags, const gchar *tag) {
+    gchar *value = NULL;
+    return gst_tag_list_get_string(tags, tag, &value) ? value : NULL;
 }
 
 // MARK: - App sink

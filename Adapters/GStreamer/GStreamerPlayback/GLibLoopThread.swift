@@ -17,7 +17,6 @@ final class GLibLoopThread: @unchecked Sendable {
     private var context: OpaquePointer?     // GMainContext*
     private var loop: OpaquePointer?        // GMainLoop*
     private var accepting = true
-    private var loopThread: pthread_t?
     private let name: String
 
     /// Makes the context and the loop; `start` runs them.
@@ -36,20 +35,15 @@ final class GLibLoopThread: @unchecked Sendable {
     /// The context sources are attached to, while the loop runs.
     var mainContext: OpaquePointer? { lock.withLock { context } }
 
-    /// True on the loop thread.
-    var isLoopThread: Bool { lock.withLock { loopThread }.map(DetachedThread.isCurrent) ?? false }
-
     /// Starts the thread: it runs the loop until `stop`, then calls `finish` there.
     func start(finish: @escaping @Sendable () -> Void) {
         DetachedThread.start(name: name) { [self] in
-            lock.withLock { loopThread = DetachedThread.current }
             guard let context = mainContext, let loop = lock.withLock({ self.loop }) else { return }
             g_main_context_push_thread_default(context)
             g_main_loop_run(loop)
             finish()
             g_main_context_pop_thread_default(context)
             releaseContext()
-            lock.withLock { loopThread = nil }  // a later thread may get the same id
         }
     }
 
@@ -76,18 +70,17 @@ final class GLibLoopThread: @unchecked Sendable {
         attachIdle({ g_main_loop_quit(quitLoop) }, to: context)
     }
 
-    /// A repeating timer on the loop; `tick` returns false to stop. The caller destroys the
-    /// returned source (g_source_destroy + g_source_unref) when done with it.
-    func addTimer(milliseconds: UInt32, _ tick: @escaping () -> Bool) -> UnsafeMutablePointer<GSource>? {
-        guard let context = mainContext else { return nil }
-        let source = g_timeout_source_new(milliseconds)
+    /// A repeating timer on the loop; `tick` returns false to stop. It runs until then or
+    /// until the returned timer is cancelled or released.
+    func addTimer(milliseconds: UInt32, _ tick: @escaping () -> Bool) -> LoopTimer? {
+        guard let context = mainContext, let source = g_timeout_source_new(milliseconds) else { return nil }
         let box = Unmanaged.passRetained(WorkBox({ _ = tick() }, repeating: tick)).toOpaque()
         g_source_set_callback(source, { data in
             let box = Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue()
-            return box.repeating?() == true ? pk_g_source_continue() : pk_g_source_remove()
+            return box.handedOver().repeating?() == true ? pk_g_source_continue() : pk_g_source_remove()
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
         g_source_attach(source, context)
-        return source
+        return LoopTimer(source)
     }
 
     // MARK: - Private
@@ -97,7 +90,7 @@ final class GLibLoopThread: @unchecked Sendable {
         g_source_set_priority(source, 0)  // G_PRIORITY_DEFAULT: in step with bus messages
         let box = Unmanaged.passRetained(WorkBox(work)).toOpaque()
         g_source_set_callback(source, { data in
-            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().work()
+            Unmanaged<WorkBox>.fromOpaque(data!).takeUnretainedValue().handedOver().work()
             return pk_g_source_remove()
         }, box, { data in Unmanaged<WorkBox>.fromOpaque(data!).release() })
         g_source_attach(source, context)
@@ -120,13 +113,46 @@ final class GLibLoopThread: @unchecked Sendable {
     }
 }
 
+/// A timer on a `GLibLoopThread`, used on its loop thread: `cancel()`, or releasing it, stops
+/// it (it may have stopped already, its tick having returned false).
+final class LoopTimer {
+    private var source: UnsafeMutablePointer<GSource>?
+
+    fileprivate init(_ source: UnsafeMutablePointer<GSource>) { self.source = source }
+
+    deinit { cancel() }
+
+    /// Stops the timer and drops the reference to it; safe to call twice.
+    func cancel() {
+        guard let source else { return }
+        g_source_destroy(source)
+        g_source_unref(source)
+        self.source = nil
+    }
+}
+
 /// A closure carried through a C `gpointer`.
+///
+/// It is made on one thread and run on the loop thread; GLib orders the two with its own
+/// futex-based locks, which the thread sanitizer cannot see, so both sides also take one mutex
+/// (`init`, `handedOver`): the ordering is then visible, and the sanitizer keeps watching
+/// everything the work touches. (A mutex shared by every box: one inside the box would itself
+/// be read before it is taken.)
 private final class WorkBox {
     let work: () -> Void
     let repeating: (() -> Bool)?
+    private static let handoff = MutexLock()
+
     init(_ work: @escaping () -> Void, repeating: (() -> Bool)? = nil) {
         self.work = work
         self.repeating = repeating
+        Self.handoff.withLock {}
+    }
+
+    /// The box, read on the loop thread after the thread that made it let go of `handoff`.
+    func handedOver() -> WorkBox {
+        Self.handoff.withLock {}
+        return self
     }
 }
 #endif

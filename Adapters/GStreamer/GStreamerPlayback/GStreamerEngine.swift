@@ -38,5 +38,10 @@ final class GStreamerEngine: PlaybackEngine, Sendable {
     }
 
     func thumbnail() -> VideoFrame? { session.get()?.thumbnail() }
+    var appliedVolume: Float? { session.get()?.appliedVolume }
+
+    func selectTrack(kind: TrackKind, engineID: String?) { session.get()?.selectTrack(kind: kind, engineID: engineID) }
+    func addSubtitle(_ url: URL) { session.get()?.addSubtitle(url) }
+    func setSubtitleDelay(_ seconds: TimeInterval) { session.get()?.setSubtitleDelay(seconds) }
 }
 #endif

@@ -3,7 +3,8 @@ import CGStreamer
 import FoundationEssentials
 import PlaybackKit
 
-/// Turns GStreamer's error messages into `PlaybackError`s with the contract's codes.
+/// Turns GStreamer's error messages into `PlaybackError`s with the contract's codes: the
+/// pipeline's helper for its bus messages (`PipelineMessage`).
 enum GStreamerErrors {
     /// The error carried by an ERROR bus message: the element that posted it, GStreamer's own
     /// message, and the code its GError domain and code map to.

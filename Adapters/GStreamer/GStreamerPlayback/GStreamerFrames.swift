@@ -3,7 +3,25 @@ import CGStreamer
 import FoundationEssentials
 import PlaybackKit
 
-/// Reads pictures and their geometry out of GstSamples and GstCaps.
+/// A picture the `.frames` sink received, valid only while the callback it is handed to
+/// runs (the pipeline releases the sample after it).
+struct PipelineSample: @unchecked Sendable {
+    // @unchecked: the sample is only read, and only during the callback on its streaming thread.
+    private let sample: OpaquePointer
+
+    init(_ sample: OpaquePointer) { self.sample = sample }
+
+    /// The picture's media time (see `GStreamerFrames.presentationTime(of:)`).
+    var presentationTime: TimeInterval? { GStreamerFrames.presentationTime(of: sample) }
+
+    /// Calls `body` with the picture's RGBA pixels, size and row stride; nil if it is not RGBA.
+    func withRGBAPixels<T>(_ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
+        GStreamerFrames.withRGBAPixels(of: sample, body)
+    }
+}
+
+/// Reads pictures and their geometry out of GstSamples and GstCaps: the pipeline's helper
+/// for its samples and caps.
 enum GStreamerFrames {
     /// The video info of `caps` (raw video only).
     static func videoInfo(_ caps: UnsafeMutablePointer<GstCaps>) -> GstVideoInfo? {

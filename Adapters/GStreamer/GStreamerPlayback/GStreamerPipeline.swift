@@ -3,93 +3,58 @@ import CGStreamer
 import FoundationEssentials
 import PlaybackKit
 
-/// What the pipeline's C callbacks call. The pipeline keeps it alive and disconnects every
-/// callback before the playbin is destroyed, so it outlives them all.
-final class PipelineCallbacks: @unchecked Sendable {
-    // @unchecked: the closures are set once in `init` and never change; each says on which
-    // thread it runs. `bytesRead` is Locked.
-
-    /// Bytes the source element has handed downstream so far (a pad probe counts them).
-    let bytesRead = Locked<Int64>(0)
-
-    /// A bus message, on the loop thread.
-    let message: (UnsafeMutablePointer<GstMessage>) -> Void
-    /// The video caps changed (on a streaming thread).
-    let videoCapsChanged: @Sendable () -> Void
-    /// A picture reached the appsink (on a streaming thread); `preroll` for a paused one.
-    let sample: @Sendable (OpaquePointer, _ preroll: Bool) -> Void
-    /// The source element was made (on the thread that links it).
-    let sourceSetup: @Sendable (UnsafeMutablePointer<GstElement>) -> Void
-    /// An element was added somewhere in the playbin.
-    let elementSetup: @Sendable (UnsafeMutablePointer<GstElement>) -> Void
-
-    /// Probes on the source's pad, removed by the pipeline before it is destroyed.
-    let probes = Locked<[PadProbe]>([])
-
-    init(message: @escaping (UnsafeMutablePointer<GstMessage>) -> Void,
-         videoCapsChanged: @escaping @Sendable () -> Void,
-         sample: @escaping @Sendable (OpaquePointer, Bool) -> Void,
-         sourceSetup: @escaping @Sendable (UnsafeMutablePointer<GstElement>) -> Void,
-         elementSetup: @escaping @Sendable (UnsafeMutablePointer<GstElement>) -> Void) {
-        self.message = message
-        self.videoCapsChanged = videoCapsChanged
-        self.sample = sample
-        self.sourceSetup = sourceSetup
-        self.elementSetup = elementSetup
-    }
-}
-
-/// A probe on a pad, with a reference to the pad.
-struct PadProbe: @unchecked Sendable {
-    // @unchecked: kept only inside a Locked list; the pad reference is released in `remove`.
-    let pad: UnsafeMutablePointer<GstPad>
-    let id: gulong
-
-    func remove() {
-        gst_pad_remove_probe(pad, id)
-        gst_object_unref(pad)
-    }
-}
-
 /// Owns one `playbin` and everything hanging off it: the sinks chosen by the options, the bus
-/// watch on the player's loop context, the signal handlers and the appsink callbacks. Every
-/// reference is dropped in `destroy()`, after the callbacks are disconnected and the pipeline
-/// is in NULL.
+/// watch on the player's loop context, the signal handlers, the appsink callbacks, the source
+/// element and the demuxers playbin plugs. It is the only place GStreamer is called from:
+/// the session drives it through typed methods (GStreamerPipeline+Control.swift) and hears
+/// from it in Swift values (`PipelineMessage`, `PipelineSample`), and no GStreamer pointer
+/// leaves it. Every reference is dropped in `destroy()`, after the callbacks are disconnected
+/// and the pipeline is in NULL.
 final class GStreamerPipeline: @unchecked Sendable {
     // @unchecked: `playbin` is read by other threads only through `withPlaybin`, which holds
-    // `lock`; everything else is touched on the loop thread (build and destroy).
+    // `lock`; everything else is touched on the loop thread (build, video stream watch,
+    // destroy); what streaming threads reach is in `context` (immutable or Locked).
 
     private let lock = MutexLock()
     private var playbin: UnsafeMutablePointer<GstElement>?
     private var bus: UnsafeMutablePointer<GstBus>?
     private var busWatch: UnsafeMutablePointer<GSource>?
     private var appSink: UnsafeMutablePointer<GstElement>?
-    /// The decoded video stream's pad and its notify::caps handler (see `watchVideoStream`).
-    private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong)?
+    /// The decoded video stream's pad, its notify::caps handler and the probe keeping its
+    /// pictures before subtitles are drawn (see `watchVideoStream`).
+    private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong, probe: gulong)?
     private var signalHandlers: [(instance: gpointer, id: gulong)] = []
-    private var callbacks: PipelineCallbacks?
+    let context: PipelineContext
 
-    /// The pipeline as a GstElement, for the loop thread (nil once destroyed).
-    private(set) var element: UnsafeMutablePointer<GstElement>?
-
-    /// Builds a playbin for `uri` with sinks for `options`, and attaches its bus to `context`.
+    /// Builds a playbin for `uri` with sinks for `options`, and attaches its bus to
+    /// `loopContext` (a GMainContext). `onMessage` hears the bus on the loop thread,
+    /// `onVideoCapsChanged` the decoded video caps changing (any thread), `onSample` each
+    /// picture the `.frames` sink receives (on a streaming thread; `preroll` for a paused one).
     /// Throws `PlaybackError(.backendUnavailable)` when a needed element is not installed.
-    init(uri: String, options: PlaybackOptions, context: OpaquePointer, callbacks: PipelineCallbacks) throws {
-        self.callbacks = callbacks
+    init(uri: String, options: PlaybackOptions, sourceIsRemote: Bool, policy: ReferencePolicy, loopContext: OpaquePointer,
+         onMessage: @escaping (PipelineMessage) -> Void,
+         onVideoCapsChanged: @escaping @Sendable () -> Void,
+         onSample: @escaping @Sendable (PipelineSample, _ preroll: Bool) -> Void) throws {
         guard let made = gst_element_factory_make("playbin", "player") else {
             throw PlaybackError(code: .backendUnavailable, message: "open: the GStreamer element 'playbin' is not installed (gstreamer1.0-plugins-base)")
         }
+        // https: the system's authorities and the app's, in one file (ssl-ca-file replaces the system's).
+        let authorities = try options.tlsCertificateAuthorities.map { url throws(PlaybackError) in try TLSTrust.bundle(adding: url).path }
         let playbin = pk_gst_element(gst_object_ref_sink(made))!
         self.playbin = playbin
-        self.element = playbin
-        let userData = Unmanaged.passUnretained(callbacks).toOpaque()
+        context = PipelineContext(options: options, sourceIsRemote: sourceIsRemote, policy: policy,
+                                  certificateAuthorities: authorities,
+                                  playbinAddress: UInt(bitPattern: playbin), message: onMessage,
+                                  videoCapsChanged: onVideoCapsChanged, sample: onSample)
+        let userData = Unmanaged.passUnretained(context).toOpaque()
 
         do {
             pk_gst_set_string(playbin, "uri", uri)
             try configureVideo(options.videoOutput, playbin: playbin, userData: userData)
             try configureAudio(options.audioOutput, playbin: playbin)
             if let cap = options.maxBufferBytes, cap > 0 {
-                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap))
+                // The download queue's share of the cap (see PipelineContext.elementMade).
+                pk_gst_set_int(playbin, "buffer-size", gint(clamping: cap / 4))
             }
         } catch {
             destroy()
@@ -98,30 +63,21 @@ final class GStreamerPipeline: @unchecked Sendable {
 
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_source_setup(playbin, { _, source, data in
             guard let data, let source else { return }
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().sourceSetup(source)
-        }, userData)))
-        // The bytes the source delivers, pushed or pulled, counted where they leave it.
-        signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_source_setup(playbin, { _, source, data in
-            guard let data, let source, let pad = gst_element_get_static_pad(source, "src") else { return }
-            let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
-            let id = gst_pad_add_probe(pad, mask, { _, info, data in
-                guard let info, let data else { return GST_PAD_PROBE_OK }
-                let count = Int64(pk_gst_probe_info_byte_count(info))
-                Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().bytesRead.withLock { $0 += count }
-                return GST_PAD_PROBE_OK
-            }, data, nil)
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().probes.withLock { $0.append(PadProbe(pad: pad, id: id)) }
+            Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().sourceMade(source)
         }, userData)))
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_element_setup(playbin, { _, element, data in
             guard let data, let element else { return }
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().elementSetup(element)
+            Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().elementMade(element)
         }, userData)))
 
         let bus = gst_element_get_bus(playbin)!
         self.bus = bus
-        busWatch = pk_gst_bus_attach_watch(bus, context, { _, message, data in
+        busWatch = pk_gst_bus_attach_watch(bus, loopContext, { _, message, data in
             guard let data, let message else { return 1 }
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().message(message)
+            let context = Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue()
+            if let translated = PipelineMessage(message, context: context) {
+                context.message(translated)
+            }
             return 1  // keep watching
         }, userData)
     }
@@ -148,7 +104,7 @@ final class GStreamerPipeline: @unchecked Sendable {
         pk_gst_set_object(playbin, "video-sink", sink)
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_plain(playbin, "video-changed", { _, data in
             guard let data else { return }
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
+            Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
         }, userData)))
     }
 
@@ -189,7 +145,7 @@ final class GStreamerPipeline: @unchecked Sendable {
         guard let appSink, let data else { return GST_FLOW_OK }
         let sample = preroll ? gst_app_sink_pull_preroll(appSink) : gst_app_sink_pull_sample(appSink)
         guard let sample else { return GST_FLOW_OK }
-        Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().sample(sample, preroll)
+        Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().sample(PipelineSample(sample), preroll)
         gst_sample_unref(sample)
         return GST_FLOW_OK
     }
@@ -232,11 +188,15 @@ final class GStreamerPipeline: @unchecked Sendable {
         return body(held)
     }
 
+    // MARK: - The decoded video stream
+
     /// Follows the caps of the playing video stream as decoded, before playbin's sink chain
     /// (a window sink's input is already scaled to the window): notify::caps on that pad calls
-    /// `videoCapsChanged`. Call on the loop thread once prerolled and when streams change.
+    /// `onVideoCapsChanged`; a buffer probe there keeps the last pictures before subtitles are
+    /// drawn on them, for thumbnails (`UndrawnPictures`). Call on the loop thread once
+    /// prerolled and when streams change.
     func watchVideoStream() {
-        guard let playbin, let callbacks else { return }
+        guard let playbin else { return }
         let current = max(0, pk_gst_get_int(playbin, "current-video"))
         let pad = pk_gst_playbin_video_pad(playbin, current)
         if let pad, pad == videoStreamPad?.pad {
@@ -245,29 +205,45 @@ final class GStreamerPipeline: @unchecked Sendable {
         }
         unwatchVideoStream()
         guard let pad else { return }
-        let userData = Unmanaged.passUnretained(callbacks).toOpaque()
+        let userData = Unmanaged.passUnretained(context).toOpaque()
         let handler = pk_gst_connect_notify(pad, "notify::caps", { _, _, data in
             guard let data else { return }
-            Unmanaged<PipelineCallbacks>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
+            Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
         }, userData)
-        videoStreamPad = (pad, handler)
+        let probe = gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, { pad, info, data in
+            guard let pad, let info, let data, let buffer = pk_gst_probe_info_buffer(info) else { return GST_PAD_PROBE_OK }
+            let context = Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue()
+            context.undrawnPictures.withLock { pictures in
+                guard pictures.isKeeping, let caps = gst_pad_get_current_caps(pad) else { return }
+                pictures.append(buffer, caps: caps)
+            }
+            return GST_PAD_PROBE_OK
+        }, userData, nil)
+        videoStreamPad = (pad, handler, probe)
     }
 
     private func unwatchVideoStream() {
         guard let watched = videoStreamPad else { return }
         g_signal_handler_disconnect(watched.pad, watched.handler)
+        gst_pad_remove_probe(watched.pad, watched.probe)
         gst_object_unref(watched.pad)
         videoStreamPad = nil
     }
 
-    /// Bytes read from the source so far.
-    var bytesRead: Int64 { callbacks?.bytesRead.get() ?? 0 }
+    /// The display size of the watched video stream as decoded now (its size with the pixel
+    /// aspect applied); nil without video. Loop thread.
+    func currentNaturalSize() -> VideoSize? {
+        guard let pad = videoStreamPad?.pad, let caps = gst_pad_get_current_caps(pad) else { return nil }
+        defer { gst_caps_unref(caps) }
+        return GStreamerFrames.naturalSize(of: caps)
+    }
 
-    /// The caps of the playing video stream now (decoded size and pixel aspect), owned by the
-    /// caller; nil without video.
-    func currentVideoCaps() -> UnsafeMutablePointer<GstCaps>? {
-        guard let pad = videoStreamPad?.pad else { return nil }
-        return gst_pad_get_current_caps(pad)
+    /// Drops the messages waiting on the bus (those of streams just shut down by a change to
+    /// READY, such as a "stream stopped" error). Loop thread.
+    func dropPendingMessages() {
+        guard let bus else { return }
+        gst_bus_set_flushing(bus, 1)
+        gst_bus_set_flushing(bus, 0)
     }
 
     // MARK: - Teardown
@@ -277,10 +253,7 @@ final class GStreamerPipeline: @unchecked Sendable {
     func destroy() {
         guard let playbin else { return }
         // Other threads get no new reference from here on (`withPlaybin`).
-        lock.withLock {
-            self.playbin = nil
-            self.element = nil
-        }
+        lock.withLock { self.playbin = nil }
         if let busWatch {
             g_source_destroy(busWatch)
             g_source_unref(busWatch)
@@ -289,7 +262,7 @@ final class GStreamerPipeline: @unchecked Sendable {
         for handler in signalHandlers { g_signal_handler_disconnect(handler.instance, handler.id) }
         signalHandlers = []
         unwatchVideoStream()
-        callbacks?.probes.withLock { probes in
+        context.probes.withLock { probes in
             probes.forEach { $0.remove() }
             probes = []
         }
@@ -305,8 +278,175 @@ final class GStreamerPipeline: @unchecked Sendable {
             gst_object_unref(appSink)
             self.appSink = nil
         }
+        context.releaseElements()
+        context.undrawnPictures.withLock { $0.keep(false) }
         gst_object_unref(playbin)
-        callbacks = nil
+    }
+}
+
+// MARK: - What the C callbacks reach
+
+/// What the pipeline's C callbacks reach through their user data: the session's closures,
+/// the options the source and the queues are set up by, and what the callbacks collect (the
+/// source element, the demuxers, the probes counting bytes). The pipeline keeps it alive and
+/// disconnects every callback before the playbin is destroyed, so it outlives them all.
+final class PipelineContext: @unchecked Sendable {
+    // @unchecked: the closures and options are set once in `init` and never change (each
+    // closure says on which thread it runs); everything else is Locked.
+
+    let options: PlaybackOptions
+    /// Resource errors are network errors.
+    let sourceIsRemote: Bool
+    /// What the source may lead the pipeline to open.
+    let policy: ReferencePolicy
+    /// The authorities https readers trust when the app added its own (a GTlsDatabase of the
+    /// system's and the app's), released with the context.
+    let tlsDatabase: gpointer?
+    /// The first reference refused (see `configureReader`): the play fails with it.
+    let refusal = Locked<PlaybackError?>(nil)
+    /// The playbin's address, telling its own messages from its children's.
+    let playbinAddress: UInt
+    /// A bus message, on the loop thread.
+    let message: (PipelineMessage) -> Void
+    /// The video caps changed (on a streaming thread or the loop thread).
+    let videoCapsChanged: @Sendable () -> Void
+    /// A picture reached the appsink (on a streaming thread); `preroll` for a paused one.
+    let sample: @Sendable (PipelineSample, _ preroll: Bool) -> Void
+
+    /// The last decoded pictures before subtitles are drawn on them (filled by a probe on
+    /// the video stream's pad while subtitles show).
+    let undrawnPictures = Locked(UndrawnPictures())
+    /// Bytes the source element has handed downstream so far (a pad probe counts them).
+    let bytesRead = Locked<Int64>(0)
+    /// Probes on the source's pad, removed by the pipeline before it is destroyed.
+    let probes = Locked<[PadProbe]>([])
+    /// The source element, for its byte position and size.
+    let source = Locked(ElementRef())
+    /// Demuxers playbin plugged, watched while opening (`stoppedDemuxer()`).
+    let demuxers = Locked<[ElementRef]>([])
+    /// The text encoding of the local subtitle file playbin plays (the package's rule, since
+    /// subparse's own guess may differ); nil without one. Set by `setSubtitleFile`.
+    let subtitleEncoding = Locked<SubtitleEncoding?>(nil)
+
+    init(options: PlaybackOptions, sourceIsRemote: Bool, policy: ReferencePolicy, certificateAuthorities: String?, playbinAddress: UInt,
+         message: @escaping (PipelineMessage) -> Void,
+         videoCapsChanged: @escaping @Sendable () -> Void,
+         sample: @escaping @Sendable (PipelineSample, Bool) -> Void) {
+        self.options = options
+        self.sourceIsRemote = sourceIsRemote
+        self.policy = policy
+        tlsDatabase = certificateAuthorities.flatMap { pk_g_tls_file_database($0) }
+        self.playbinAddress = playbinAddress
+        self.message = message
+        self.videoCapsChanged = videoCapsChanged
+        self.sample = sample
+    }
+
+    deinit {
+        if let tlsDatabase { g_object_unref(tlsDatabase) }
+    }
+
+    /// playbin made its source element (on the thread that links it): keeps it, counts the
+    /// bytes it delivers, pushed or pulled, where they leave it, and sets it up as a reader
+    /// (`configureReader`: headers, authorities).
+    func sourceMade(_ element: UnsafeMutablePointer<GstElement>) {
+        source.withLock { held in
+            held.release()
+            held.element = pk_gst_element(gst_object_ref(element))
+        }
+        if let pad = gst_element_get_static_pad(element, "src") {
+            let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+            let id = gst_pad_add_probe(pad, mask, { _, info, data in
+                guard let info, let data else { return GST_PAD_PROBE_OK }
+                let count = Int64(pk_gst_probe_info_byte_count(info))
+                Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().bytesRead.withLock { $0 += count }
+                return GST_PAD_PROBE_OK
+            }, Unmanaged.passUnretained(self).toOpaque(), nil)
+            probes.withLock { $0.append(PadProbe(pad: pad, id: id)) }
+        }
+        configureReader(element)
+    }
+
+    /// playbin added an element somewhere (on the thread that plugs it): remembers demuxers,
+    /// sets up readers (`configureNetworkElement`) and caps the queues it makes on the
+    /// read-ahead bound.
+    func elementMade(_ element: UnsafeMutablePointer<GstElement>) {
+        if let klass = pk_gst_element_klass(element), strstr(klass, "Demux") != nil {
+            demuxers.withLock { $0.append(ElementRef(element: pk_gst_element(gst_object_ref(element)))) }
+        }
+        configureNetworkElement(element)
+        let factory = pk_gst_element_factory_name(element).map { String(cString: $0) }
+        if factory == "subparse", let encoding = subtitleEncoding.get() {
+            pk_gst_set_string(element, "subtitle-encoding", encoding.rawValue)
+        }
+        guard let cap = options.maxBufferBytes, cap > 0, let factory else { return }
+        // The cap is shared: a quarter for the download queue before the demuxer (playbin's
+        // buffer-size, which it gives queue2), an eighth for each (audio, video) queue after it.
+        let share: Int
+        switch factory {
+        case "queue2": share = cap / 4
+        case "decodebin", "multiqueue": share = cap / 8
+        default: return
+        }
+        if pk_gst_has_property(element, "max-size-bytes") != 0 {
+            pk_gst_set_uint(element, "max-size-bytes", guint(clamping: share))
+            PlaybackLog.log(.debug, "gstreamer", "\(factory): max-size-bytes \(share)")
+        }
+    }
+
+    /// Drops the references to the source and the demuxers.
+    func releaseElements() {
+        source.withLock { $0.release() }
+        demuxers.withLock { list in
+            for index in list.indices { list[index].release() }
+            list = []
+        }
+    }
+}
+
+/// A probe on a pad, with a reference to the pad.
+struct PadProbe: @unchecked Sendable {
+    // @unchecked: kept only inside a Locked list; the pad reference is released in `remove`.
+    let pad: UnsafeMutablePointer<GstPad>
+    let id: gulong
+
+    func remove() {
+        gst_pad_remove_probe(pad, id)
+        gst_object_unref(pad)
+    }
+}
+
+/// A GstElement reference owned by whoever holds this value.
+struct ElementRef: @unchecked Sendable {
+    // @unchecked: only ever used inside a Locked, which serialises every access.
+    var element: UnsafeMutablePointer<GstElement>?
+    mutating func release() {
+        if let element { gst_object_unref(element) }
+        element = nil
+    }
+}
+
+// MARK: - The library
+
+extension GStreamerPipeline {
+    /// nil once `gst_init_check` succeeded (it runs once, on first access); else GStreamer's
+    /// reason.
+    static let initialisationError: String? = {
+        var error: UnsafeMutablePointer<GError>?
+        guard gst_init_check(nil, nil, &error) != 0 else {
+            let text = error.map { String(cString: $0.pointee.message) } ?? "gst_init failed"
+            if let error { g_error_free(error) }
+            return text
+        }
+        return nil
+    }()
+
+    /// GStreamer's version string, e.g. "GStreamer 1.22.0".
+    static var libraryVersion: String {
+        _ = initialisationError
+        guard let text = gst_version_string() else { return "GStreamer" }
+        defer { g_free(text) }
+        return String(cString: text)
     }
 }
 #endif

@@ -8,7 +8,7 @@ enum MPVConfiguration {
     // MARK: - Core options
 
     /// The options a core is created with for `source` and `options`, in the order they are set.
-    static func coreOptions(for source: MediaSource, options: PlaybackOptions) -> [(String, String)] {
+    static func coreOptions(for source: MediaSource, options: PlaybackOptions) throws(PlaybackError) -> [(String, String)] {
         var list: [(String, String)] = [
             // A quiet, embedded core: no user configuration, scripts, terminal, OSD or input.
             ("config", "no"),
@@ -69,9 +69,25 @@ enum MPVConfiguration {
             list.append(("demuxer-max-bytes", String(cap)))
             list.append(("demuxer-max-back-bytes", "0"))
             list.append(("stream-buffer-size", String(max(4096, min(cap, 128 * 1024)))))
+            if source.isHTTP {
+                // The socket's receive buffer is read-ahead too: without a size the kernel
+                // grows it past 2 MiB on a fast link. An eighth of the cap, within 32...256 KiB.
+                list.append(("stream-lavf-o", "recv_buffer_size=\(min(256 * 1024, max(32 * 1024, cap / 8)))"))
+            }
         }
         if source.isHTTP, let agent = options.httpHeaders.first(where: { $0.key.lowercased() == "user-agent" }) {
             list.append(("user-agent", agent.value))
+        }
+        if source.isHTTP {
+            // https: the certificate must verify against the system's authorities and the app's.
+            let authorities = try options.tlsCertificateAuthorities.map { url throws(PlaybackError) in try TLSTrust.bundle(adding: url).path }
+            list.append(("tls-verify", "yes"))
+            list.append(("tls-ca-file", authorities ?? TLSTrust.systemBundle))
+            // A remote playlist may lead to local files only when the app trusts the source
+            // (mpv refuses them by default, and says so in its log).
+            if !ReferencePolicy(source: source, options: options).confinesToRemote {
+                list.append(("load-unsafe-playlists", "yes"))
+            }
         }
         return list
     }
@@ -111,6 +127,10 @@ enum MPVConfiguration {
         let target = source.isFile ? source.path : source.url.absoluteString
         let message = "\(step): \(target): \(words)"
         let code: PlaybackError.Code
+        if let detail, detail.contains("unsafe") {
+            // mpv's own refusal of a local reference from remote media (load-unsafe-playlists).
+            return PlaybackError(code: .forbiddenURL, message: message)
+        }
         switch status {
         case MPV_ERROR_UNKNOWN_FORMAT.rawValue, MPV_ERROR_NOTHING_TO_PLAY.rawValue:
             code = source.isHTTP && looksLikeNetwork(detail) ? .network : .unsupportedFormat

@@ -58,5 +58,14 @@ public final class MPVEngine: PlaybackEngine {
 
     /// The picture on screen now, at natural size; nil for audio only or before a frame.
     public func thumbnail() -> VideoFrame? { current.get()?.thumbnail() }
+    /// mpv's `volume` property (0...100), as 0...1.
+    public var appliedVolume: Float? { current.get()?.appliedVolume }
+
+    /// Sets `aid`, `vid` or `sid` to mpv's track id (or "no").
+    public func selectTrack(kind: TrackKind, engineID: String?) { current.get()?.selectTrack(kind: kind, engineID: engineID) }
+    /// `sub-add` of the file.
+    public func addSubtitle(_ url: URL) { current.get()?.addSubtitle(url) }
+    /// mpv's `sub-delay`.
+    public func setSubtitleDelay(_ seconds: TimeInterval) { current.get()?.setSubtitleDelay(seconds) }
 }
 #endif

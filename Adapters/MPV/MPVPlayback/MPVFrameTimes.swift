@@ -53,7 +53,7 @@ final class MPVFrameTimes: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard isNewFrame else { return lastStamp }
-        let deadline = Date().addingTimeInterval(waitsForSample ? Self.sampleWait : 0)
+        let deadline = monotonicSeconds() + (waitsForSample ? Self.sampleWait : 0)
         while true {
             if let sample = samples.first(where: { $0.arrival > takenArrival && $0.arrival >= requestedAt - Self.earlyArrival }) {
                 lastStamp = sample.value

@@ -1,6 +1,8 @@
 #if MPV
 import CMPV
+import Dispatch
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer (for
@@ -23,6 +25,7 @@ final class MPVSession: @unchecked Sendable {
     enum Observed: UInt64, CaseIterable {
         case timePos = 1, pause, eofReached, duration, displayWidth, displayHeight
         case cacheState, bufferingState, pausedForCache, streamPosition
+        case trackList, metadata, chapterList, subText
 
         var name: String {
             switch self {
@@ -36,6 +39,10 @@ final class MPVSession: @unchecked Sendable {
             case .bufferingState: "cache-buffering-state"
             case .pausedForCache: "paused-for-cache"
             case .streamPosition: "stream-pos"
+            case .trackList: "track-list"
+            case .metadata: "metadata"
+            case .chapterList: "chapter-list"
+            case .subText: "sub-text"
             }
         }
 
@@ -44,7 +51,7 @@ final class MPVSession: @unchecked Sendable {
             case .timePos, .duration: MPV_FORMAT_DOUBLE
             case .pause, .eofReached, .pausedForCache: MPV_FORMAT_FLAG
             case .displayWidth, .displayHeight, .bufferingState, .streamPosition: MPV_FORMAT_INT64
-            case .cacheState: MPV_FORMAT_NODE
+            case .cacheState, .trackList, .metadata, .chapterList, .subText: MPV_FORMAT_NODE
             }
         }
     }
@@ -61,7 +68,7 @@ final class MPVSession: @unchecked Sendable {
         let id: UInt64
         let target: TimeInterval
         let accurate: Bool
-        let sentAt = Date()
+        let sentAt = monotonicSeconds()
         /// New frames drawn when the seek (or its step back) was sent.
         var framesAtSend: Int
         /// Sent while playing: a frame queued before the seek took effect may still be drawn
@@ -72,7 +79,7 @@ final class MPVSession: @unchecked Sendable {
         var acknowledged = false
         /// The position mpv reported when playback restarted there.
         var reached: TimeInterval?
-        var restartedAt: Date?
+        var restartedAt: Double?
         /// mpv lands an exact seek on the first frame at or after the target; when that is
         /// later than the target, one step back reaches the frame shown at the target.
         var steppedBack = false
@@ -90,6 +97,12 @@ final class MPVSession: @unchecked Sendable {
         /// The pause state last asked for (mpv starts paused).
         var pauseRequested = true
         var nextSeekID = MPVSession.seekReplyBase
+        /// A subtitle track is selected (drawn on `.frames` pictures, so thumbnails come from
+        /// the decoder instead).
+        var subtitleSelected = false
+        /// The mpv id of the selected subtitle track whose cues were read from its file (see
+        /// `readCues`); nil: cues come from `sub-text` as mpv shows them.
+        var cuesReadFor: String?
     }
 
     private let handle: MPVHandle
@@ -106,7 +119,7 @@ final class MPVSession: @unchecked Sendable {
 
     private var fileLoaded = false
     private var restarted = false
-    private var restartedAt: Date?
+    private var restartedAt: Double?
     private var prepared = false
     private var failed = false
     private var hasVideo = false
@@ -115,16 +128,16 @@ final class MPVSession: @unchecked Sendable {
     private var eofReached = false
     /// The last position reported while playing, and when it came.
     private var lastPlayedPosition: TimeInterval = 0
-    private var lastPlayedAt = Date()
+    private var lastPlayedAt = monotonicSeconds()
     /// When the end is due: mpv declares it once the last audio is handed to the output, which
     /// still has to play it out (about 0.4 s); `ended()` waits for that tail.
-    private var endDue: Date?
+    private var endDue: Double?
     private var duration: TimeInterval = 0
     private var naturalSize = VideoSize.zero
     /// mpv's recent error lines (its own words for a failure), oldest first.
     private var errorLines: [String] = []
     /// A failure waiting for mpv's error lines, which arrive after the event that ends the file.
-    private var pendingFailure: (error: () -> PlaybackError, since: Date)?
+    private var pendingFailure: (error: () -> PlaybackError, since: Double)?
     private var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
 
     // MARK: - Lifecycle
@@ -199,6 +212,28 @@ final class MPVSession: @unchecked Sendable {
     /// Sets the volume from 0...1 (mpv's scale is 0...100).
     func setVolume(_ volume: Float) { handle.setDoubleAsync("volume", Double(min(1, max(0, volume))) * 100) }
 
+    /// The volume mpv reports (its `volume` property, 0...100), as 0...1.
+    var appliedVolume: Float? { handle.getDouble("volume").map { Float($0 / 100) } }
+
+    // MARK: - Tracks (player queue)
+
+    /// Sets `aid`, `vid` or `sid` (nil: "no").
+    func selectTrack(kind: TrackKind, engineID: String?) {
+        if kind == .subtitle { shared.withLock { $0.subtitleSelected = engineID != nil } }
+        handle.setStringAsync(MPVTracks.property(kind), engineID ?? "no")
+    }
+
+    /// Adds an external subtitle file without selecting it (the player selects it).
+    func addSubtitle(_ url: URL) {
+        MPVTracks.prepareEncoding(of: url, handle: handle)
+        handle.commandAsync(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+    }
+
+    /// mpv's `sub-delay` (it moves drawn subtitles and when `sub-text` changes).
+    func setSubtitleDelay(_ seconds: TimeInterval) {
+        handle.setDoubleAsync("sub-delay", seconds)
+    }
+
     /// Applies a scaling mode to a window output.
     func setScalingMode(_ mode: ScalingMode) {
         guard case .window = options.videoOutput else { return }
@@ -208,7 +243,7 @@ final class MPVSession: @unchecked Sendable {
     /// The picture on screen now: the last drawn one, or else (`.none`, `.window`) a
     /// screenshot of the frame the video output holds.
     func thumbnail() -> VideoFrame? {
-        if renderer != nil { return lastFrame.latest() }
+        if renderer != nil, !shared.get().subtitleSelected { return lastFrame.latest() }
         return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
     }
 
@@ -247,13 +282,13 @@ final class MPVSession: @unchecked Sendable {
     private func runEventLoop() {
         while !isClosing {
             var timeout = pendingFailure == nil ? 0.1 : 0.02
-            if let due = endDue { timeout = min(timeout, max(0, due.timeIntervalSinceNow)) }
+            if let due = endDue { timeout = min(timeout, max(0, due - monotonicSeconds())) }
             let event = handle.waitEvent(timeout: timeout)
             if isClosing { break }
             dispatch(event)
             checkWaits()
             if let failure = pendingFailure,
-               event.event_id == MPV_EVENT_NONE || Date().timeIntervalSince(failure.since) > 0.3 {
+               event.event_id == MPV_EVENT_NONE || monotonicSeconds() - failure.since > 0.3 {
                 pendingFailure = nil
                 sink.failed(failure.error())
             }
@@ -297,13 +332,17 @@ final class MPVSession: @unchecked Sendable {
         hasVideo = (handle.getString("vid") ?? "no") != "no"
         hasAudio = (handle.getString("aid") ?? "no") != "no"
         duration = max(0, handle.getDouble("duration") ?? 0)
+        for url in options.subtitleURLs {
+            MPVTracks.prepareEncoding(of: url, handle: handle)
+            _ = handle.commandReturningNode(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+        }
         PlaybackLog.log(.debug, "mpv", "file loaded: video \(hasVideo), audio \(hasAudio), duration \(duration)")
     }
 
     private func playbackRestarted() {
         if !prepared {
             restarted = true
-            restartedAt = Date()
+            restartedAt = monotonicSeconds()
             return
         }
         let reached = handle.getDouble("time-pos") ?? frameTimes.latest
@@ -321,7 +360,7 @@ final class MPVSession: @unchecked Sendable {
                 return seek.id
             }
             seek.reached = reached
-            seek.restartedAt = Date()
+            seek.restartedAt = monotonicSeconds()
             seek.framesAtRestart = state.newFrames
             state.seek = seek
             return nil
@@ -358,7 +397,7 @@ final class MPVSession: @unchecked Sendable {
             let status = endFile.error, loaded = fileLoaded
             pendingFailure = ({ [unowned self] in
                 MPVConfiguration.loadError(status: status, source: source, loaded: loaded, detail: errorDetail)
-            }, Date())
+            }, monotonicSeconds())
         } else if endFile.reason == MPV_END_FILE_REASON_EOF {
             if prepared {
                 if !eofReached { reachedEnd() }
@@ -368,7 +407,7 @@ final class MPVSession: @unchecked Sendable {
                 pendingFailure = ({ [unowned self] in
                     let detail = errorDetail.map { " (\($0))" } ?? ""
                     return PlaybackError(code: .unsupportedFormat, message: "open: \(target): nothing playable\(detail)")
-                }, Date())
+                }, monotonicSeconds())
             }
         }
     }
@@ -376,11 +415,11 @@ final class MPVSession: @unchecked Sendable {
     /// mpv reached the end: report it now, or once the audio output played out its tail.
     private func reachedEnd() {
         let speed = max(0.01, handle.getDouble("speed") ?? 1)
-        let remaining = (duration - lastPlayedPosition) / speed - Date().timeIntervalSince(lastPlayedAt)
+        let remaining = (duration - lastPlayedPosition) / speed - (monotonicSeconds() - lastPlayedAt)
         let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, remaining)) : 0
         if tail > 0.05 {
             PlaybackLog.log(.debug, "mpv", "end reached; audio tail \(tail) s still playing")
-            endDue = Date().addingTimeInterval(tail)
+            endDue = monotonicSeconds() + tail
         } else {
             sink.ended()
         }
@@ -393,7 +432,7 @@ final class MPVSession: @unchecked Sendable {
 
     /// Reports what waited on a drawn frame: the prepare, or the seek in flight.
     private func checkWaits() {
-        let now = Date()
+        let now = monotonicSeconds()
         if let due = endDue, now >= due {
             endDue = nil
             if shared.get().seek == nil { sink.ended() }
@@ -402,7 +441,7 @@ final class MPVSession: @unchecked Sendable {
             // The first frame drawn, and nothing more queued: mpv may hand the first frame
             // over again once playback restarted, and a seek must not take that for its own.
             let drawn = shared.get().newFrames > 0 && renderer?.isBusy != true
-            let waitedTooLong = now.timeIntervalSince(restartedAt ?? now) > Self.frameWait
+            let waitedTooLong = now - (restartedAt ?? now) > Self.frameWait
             if !hasVideo || renderer == nil || drawn || waitedTooLong {
                 if hasVideo, renderer != nil, !drawn {
                     PlaybackLog.log(.warning, "mpv", "prepare: no frame drawn within \(Self.frameWait) s")
@@ -415,7 +454,7 @@ final class MPVSession: @unchecked Sendable {
             guard let seek = state.seek else { return nil }
             guard let reached = seek.reached else {
                 // mpv never restarted playback for it: it lands where playback is.
-                guard now.timeIntervalSince(seek.sentAt) > Self.seekGiveUp else { return nil }
+                guard now - seek.sentAt > Self.seekGiveUp else { return nil }
                 PlaybackLog.log(.warning, "mpv", "seek to \(seek.target): no playback restart within \(Self.seekGiveUp) s")
                 state.seek = nil
                 return frameTimes.latest
@@ -427,7 +466,7 @@ final class MPVSession: @unchecked Sendable {
             let drawnAtTarget = !seek.sentWhilePlaying && state.newFrames > seek.framesAtSend
                 && (abs(state.lastNewFrameTime - reached) <= 0.002 || abs(state.lastNewFrameTime - seek.target) <= 0.002)
             let drawn = (drawnAfterRestart || drawnAtTarget) && renderer?.isBusy != true
-            let waitedTooLong = now.timeIntervalSince(seek.restartedAt ?? now) > Self.frameWait
+            let waitedTooLong = now - (seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
             state.seek = nil
             PlaybackLog.log(.debug, "mpv", "seek done at \(reached): frames \(seek.framesAtSend) -> \(state.newFrames)\(drawn ? "" : " (no new frame)")")
@@ -456,6 +495,9 @@ final class MPVSession: @unchecked Sendable {
         let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
                                    hasVideo: hasVideo, hasAudio: hasAudio)
         PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
+        reportTracks()
+        sink.metadataChanged(MPVTracks.tags(handle))
+        sink.chaptersChanged(MPVTracks.chapters(handle))
         sink.prepared(info)
     }
 
@@ -473,7 +515,7 @@ final class MPVSession: @unchecked Sendable {
             let endJump = hasAudio && duration > 0 && time >= duration - 0.001
             if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
                 lastPlayedPosition = time
-                lastPlayedAt = Date()
+                lastPlayedAt = monotonicSeconds()
                 sink.position(time)
             }
         case .pause:
@@ -503,11 +545,51 @@ final class MPVSession: @unchecked Sendable {
         case .pausedForCache:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
             if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
+        case .trackList:
+            if prepared { reportTracks() }
+        case .metadata:
+            if prepared { sink.metadataChanged(MPVTracks.tags(handle)) }
+        case .chapterList:
+            if prepared { sink.chaptersChanged(MPVTracks.chapters(handle)) }
+        case .subText:
+            // Only when the cues could not be read ahead (remote media): mpv changes sub-text
+            // when it shows a frame, up to a frame after the cue's time.
+            if prepared, shared.get().cuesReadFor == nil, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
         case .streamPosition:
             guard property.format == MPV_FORMAT_INT64, let data else { return }
             // Bytes read so far: the furthest the stream has been read to.
             buffer.bytesTransferred = max(buffer.bytesTransferred, data.load(as: Int64.self))
             reportBuffer()
+        }
+    }
+
+    /// Reports mpv's track list, and notes whether a subtitle is shown.
+    private func reportTracks() {
+        let tracks = MPVTracks.engineTracks(handle)
+        shared.withLock { $0.subtitleSelected = tracks.contains { $0.kind == .subtitle && $0.isSelected } }
+        sink.tracksChanged(tracks)
+        readCues()
+    }
+
+    /// Reads every cue of the selected subtitle track from its file ahead of time (local media
+    /// and files), on a utility queue, so that the player's cue clock announces each at its
+    /// time; reports them unless another track was selected meanwhile.
+    private func readCues() {
+        let cueSource = MPVTracks.cueSource(handle, media: source)
+        let current = shared.get().cuesReadFor
+        guard cueSource?.id != current else { return }
+        shared.withLock { $0.cuesReadFor = cueSource?.id }
+        guard let cueSource else { return }
+        let sink = sink, shared = shared
+        DispatchQueue.global(qos: .utility).async {
+            guard let cues = try? SubtitleCueReader.cues(in: cueSource.url, subtitleIndex: cueSource.subtitleIndex) else {
+                // Unreadable here (a format only mpv reads): cues come from sub-text instead.
+                shared.withLock { if $0.cuesReadFor == cueSource.id { $0.cuesReadFor = nil } }
+                return
+            }
+            guard shared.get().cuesReadFor == cueSource.id else { return }
+            sink.subtitleCuesReset()
+            for cue in cues { sink.subtitleCue(cue) }
         }
     }
 

@@ -25,6 +25,8 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     private let queue = DispatchQueue(label: "playback.vlc.engine")
     private let frames = VLCPictureStore()
     private var session: VLCSession?
+    /// What the open session last read back of libVLC's volume.
+    private let volumeReport = Locked<Float?>(nil)
 
     /// An engine playing through `instance`.
     init(instance: VLCInstance) {
@@ -41,7 +43,8 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
         queue.async { [self] in
             session?.close()
             frames.clear()
-            let session = VLCSession(instance: instance, queue: queue, frames: frames, source: source, options: options, sink: sink)
+            let session = VLCSession(instance: instance, queue: queue, frames: frames, source: source, options: options, sink: sink,
+                                     appliedVolume: volumeReport)
             self.session = session
             session.start()
         }
@@ -53,6 +56,20 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     func setRate(_ rate: Float) { queue.async { [self] in session?.setRate(rate) } }
     func setVolume(_ volume: Float) { queue.async { [self] in session?.setVolume(volume) } }
     func setScalingMode(_ mode: ScalingMode) { queue.async { [self] in session?.setScalingMode(mode) } }
+
+    func selectTrack(kind: TrackKind, engineID: String?) {
+        queue.async { [self] in session?.selectTrack(kind: kind, engineID: engineID) }
+    }
+
+    func addSubtitle(_ url: URL) {
+        queue.async { [self] in session?.addSubtitleFile(url, select: true) }
+    }
+
+    func setSubtitleDelay(_ seconds: TimeInterval) {
+        queue.async { [self] in session?.setSubtitleDelay(seconds) }
+    }
+
+    var appliedVolume: Float? { volumeReport.get() }
 
     func close() {
         queue.async { [self] in

@@ -12,10 +12,10 @@ final class VLCInstance: @unchecked Sendable {
     let handle: OpaquePointer
 
     /// Arguments for a headless instance that also works as root: no Xlib threading, no on-video
-    /// titles or OSD, no subtitles or config files, software decoding, nothing printed.
+    /// titles or OSD, no subtitle files found beside the media, no config files, software decoding, nothing printed.
     static let arguments = [
         "--no-xlib", "--no-video-title-show", "--no-osd", "--no-snapshot-preview",
-        "--no-spu", "--no-sub-autodetect-file", "--ignore-config",
+        "--no-sub-autodetect-file", "--ignore-config",
         "--avcodec-hw=none", "--no-metadata-network-access",
         // Also quiets libavcodec's own printing to stderr; libVLC's log still reaches the
         // callback below.
@@ -72,6 +72,36 @@ enum VLCLog {
     /// Forgets the last problem (before opening something new).
     static func clearProblem() { lastMessage.set(nil) }
 
+    // MARK: - Local references of remote playlists
+
+    /// The first local reference each adaptive demuxer (by object id) listed so far.
+    private static let listedLocal = Locked<[UInt: String]>([:])
+    /// Local references of remote playlists, by the playlist's location (without the scheme).
+    private static let localReferences = Locked<[String: String]>([:])
+
+    /// Reads the adaptive module's playlist dump: it lists every segment ("Segment #0
+    /// url=...") and then names the playlist it opens ("opening playlist file (location)").
+    /// libVLC 3 reads local segments only for a local playlist and gives no reason when it
+    /// skips them; this is how the session learns that a remote playlist named local files.
+    fileprivate static func adaptive(object: UInt, text: String) {
+        let line = text.trimmingBlanks()
+        if line.hasPrefix("Segment #"), let field = line.split(separator: " ").first(where: { $0.hasPrefix("url=") }) {
+            let url = String(field.dropFirst(4))
+            guard !ReferencePolicy.isRemote(url) else { return }
+            listedLocal.withLock { if $0[object] == nil { $0[object] = url } }
+        } else if line.hasPrefix("opening playlist file ("), line.hasSuffix(")") {
+            let location = String(line.dropFirst("opening playlist file (".count).dropLast())
+            guard let url = listedLocal.withLock({ $0.removeValue(forKey: object) }) else { return }
+            localReferences.withLock { $0[location] = url }
+        }
+    }
+
+    /// The local reference the remote playlist at `location` (`host:port/path`) named, if the
+    /// adaptive module listed one; forgotten once taken.
+    static func takeLocalReference(location: String) -> String? {
+        localReferences.withLock { $0.removeValue(forKey: location) }
+    }
+
     fileprivate static func record(level: Int32, module: String, text: String) {
         let mapped: PlaybackLog.Level
         switch level {
@@ -92,15 +122,25 @@ enum VLCLog {
 /// libVLC's log callback: formats the message and hands it on. Runs on libVLC's threads and
 /// never calls back into libVLC except to read the message's context.
 private let vlcLogCallback: libvlc_log_cb = { _, level, context, format, args in
-    guard let args, level >= Int32(LIBVLC_WARNING.rawValue) || PlaybackLog.enabled(.debug) else { return }
-    var buffer = [CChar](repeating: 0, count: 1024)
-    _ = pk_vlc_format_log(&buffer, buffer.count, format, args)
+    guard let args else { return }
     var module: UnsafePointer<CChar>?
     var file: UnsafePointer<CChar>?
     var line: UInt32 = 0
     libvlc_log_get_context(context, &module, &file, &line)
+    let adaptive = module.map { strcmp($0, "adaptive") == 0 } ?? false
+    guard adaptive || level >= Int32(LIBVLC_WARNING.rawValue) || PlaybackLog.enabled(.debug) else { return }
+    var buffer = [CChar](repeating: 0, count: 1024)
+    _ = pk_vlc_format_log(&buffer, buffer.count, format, args)
     let length = buffer.firstIndex(of: 0) ?? buffer.count
     let text = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    if adaptive {
+        var name: UnsafePointer<CChar>?
+        var header: UnsafePointer<CChar>?
+        var object: UInt = 0
+        libvlc_log_get_object(context, &name, &header, &object)
+        VLCLog.adaptive(object: object, text: text)
+    }
+    guard level >= Int32(LIBVLC_WARNING.rawValue) || PlaybackLog.enabled(.debug) else { return }
     VLCLog.record(level: level, module: module.map { String(cString: $0) } ?? "", text: text)
 }
 #endif

@@ -34,6 +34,22 @@ private let playerEventTypes: [libvlc_event_e] = [
     libvlc_MediaPlayerTimeChanged, libvlc_MediaPlayerVout, libvlc_MediaPlayerESAdded,
 ]
 
+/// The memory audio output's sample callback for discarded sound: drops the samples.
+private let discardSamples: libvlc_audio_play_cb = { _, _, _, _ in }
+
+/// The memory audio output's volume callback: notes the volume its output applies. Runs on
+/// libVLC's threads; never calls libVLC.
+private let noteOutputVolume: libvlc_audio_set_volume_cb = { data, volume, _ in
+    guard let data else { return }
+    Unmanaged<VLCOutputVolume>.fromOpaque(data).takeUnretainedValue().volume.set(volume)
+}
+
+/// The volume libVLC's memory audio output last said it applies (0...1), set on libVLC's
+/// threads.
+final class VLCOutputVolume: Sendable {
+    let volume = Locked<Float?>(nil)
+}
+
 /// The media events the engine listens to.
 private let mediaEventTypes: [libvlc_event_e] = [libvlc_MediaParsedChanged]
 
@@ -71,9 +87,14 @@ final class VLCMediaPlayer {
     private var video: VLCVideoCallbacks?
     private var attached: [(OpaquePointer, libvlc_event_e)] = []
     private var released = false
+    /// The memory audio output's volume reports (the callbacks' context, kept until release).
+    let outputVolume = VLCOutputVolume()
+    /// The sound goes to the memory output (`discardAudio()`).
+    private(set) var discardsAudio = false
 
-    /// Makes the media for `source` with `options` (":name=value" strings) and a player for it.
-    init(instance: VLCInstance, source: MediaSource, mediaOptions: [String],
+    /// Makes the media for `source` with `options` (":name=value" strings; `trustedOptions`
+    /// are those libVLC applies to a media only when marked trusted) and a player for it.
+    init(instance: VLCInstance, source: MediaSource, mediaOptions: [String], trustedOptions: [String] = [],
          forward: @escaping @Sendable (VLCEvent) -> Void) throws(PlaybackError) {
         let made: OpaquePointer?
         if source.isFile {
@@ -85,6 +106,9 @@ final class VLCMediaPlayer {
             throw PlaybackError(code: .engine, message: "libvlc_media_new: could not make a media for \(source.url.absoluteString) (\(VLCLog.lastProblem() ?? "no message"))")
         }
         for option in mediaOptions { libvlc_media_add_option(media, option) }
+        for option in trustedOptions {
+            libvlc_media_add_option_flag(media, option, UInt32(libvlc_media_option_trusted))
+        }
         guard let player = libvlc_media_player_new_from_media(media) else {
             libvlc_media_release(media)
             throw PlaybackError(code: .engine, message: "libvlc_media_player_new_from_media: \(VLCLog.lastProblem() ?? "no message")")
@@ -154,8 +178,21 @@ final class VLCMediaPlayer {
     func setVolume(_ percent: Int) { _ = libvlc_audio_set_volume(player, Int32(percent)) }
     /// Sets the playback rate.
     func setRate(_ rate: Float) { _ = libvlc_media_player_set_rate(player, rate) }
-    /// Uses the named audio output module ("adummy" discards the sound).
+    /// Uses the named audio output module.
     func setAudioOutput(_ module: String) { _ = libvlc_audio_output_set(player, module) }
+    /// Discards the sound through libVLC's memory audio output. libVLC 3 reads no volume back
+    /// from its dummy output or from the memory output (`libvlc_audio_get_volume` gives 0
+    /// whatever was set), so the volume the memory output applies is taken from its volume
+    /// callback, which libVLC calls with the output's volume when it starts and on each change.
+    func discardAudio() {
+        libvlc_audio_set_callbacks(player, discardSamples, nil, nil, nil, nil,
+                                   Unmanaged.passUnretained(outputVolume).toOpaque())
+        libvlc_audio_set_format(player, "S16N", 48000, 2)
+        libvlc_audio_set_volume_callback(player, noteOutputVolume)
+        discardsAudio = true
+        // Makes the output now (the callbacks alone only forget the old one).
+        setAudioOutput("amem")
+    }
     /// Draws into the X11 window `id`.
     func setWindow(_ id: UInt32) { libvlc_media_player_set_xwindow(player, id) }
 

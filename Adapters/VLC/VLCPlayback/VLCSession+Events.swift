@@ -25,13 +25,14 @@ extension VLCSession {
             guard milliseconds > 0 else { return }
             duration = Double(milliseconds) / 1000
             if phase == .ready { sink.durationChanged(duration) }
-        case .timeChanged:
-            break  // anchored on libVLC's thread
+        case .timeChanged(let milliseconds):
+            timeReported(Double(milliseconds) / 1000)
         case .videoOutputs(let count):
             outputKnowsPause = false
             if count > 0, phase == .ready { videoOutputChanged() }
         case .streamAdded(let kind):
             streamKinds.insert(kind)
+            streamAppeared()
         }
     }
 
@@ -40,9 +41,9 @@ extension VLCSession {
         if wantsPlaying { stateChangeSentAt = nil }
         if let operation = seekOperation, operation.stage == .resuming {
             resumedForSeek()
-        } else if phase == .ready, seekOperation == nil, !ended, clock.mode != .running, clock.mode != .resuming {
-            // With pictures, the clock starts with the first new one.
-            clock.enter(video != nil && expectsPicture ? .resuming : .running)
+        } else if phase == .ready, seekOperation == nil, !ended, pictureTimes.mode != .running, pictureTimes.mode != .resuming {
+            // With pictures, running starts with the first new one.
+            pictureTimes.enter(watchesPictures ? .resuming : .running)
         }
     }
 
@@ -62,9 +63,9 @@ extension VLCSession {
             case .pausing: finishSeek()
             default: break
             }
-        } else if phase == .ready, clock.mode == .running || clock.mode == .resuming {
-            clock.enter(.paused)
-            clock.markPresentedWhilePaused()
+        } else if phase == .ready, pictureTimes.mode == .running || pictureTimes.mode == .resuming {
+            pictureTimes.enter(.paused)
+            pictureTimes.markPresentedWhilePaused()
         }
     }
 
@@ -99,8 +100,8 @@ extension VLCSession {
             token += 1
             seekOperation = nil
             setMuted(false)
-            clock.enter(.paused, at: duration)
-            clock.markPresentedWhilePaused()
+            pictureTimes.enter(.paused, at: duration)
+            pictureTimes.markPresentedWhilePaused()
             sink.ended()
         case .finished:
             break
@@ -191,7 +192,7 @@ extension VLCSession {
     func presentShownPicture(at time: TimeInterval) {
         guard frames.hasPicture else { return }
         frames.setPresentationTime(time)
-        clock.markPresentedWhilePaused()
+        pictureTimes.markPresentedWhilePaused()
         guard sink.frames != nil, let frame = frames.latest() else { return }
         frame.pixels.withUnsafeBytes { bytes in
             sink.presentFrame(bytes, size: frame.size, bytesPerRow: frame.bytesPerRow, presentationTime: time)
@@ -203,6 +204,7 @@ extension VLCSession {
         muted = mute
         player.setMuted(mute)
         if !mute { player.setVolume(Int((volume * 100).rounded())) }
+        readBackVolume()
     }
 
     func applyWindowScaling() {
@@ -234,21 +236,44 @@ extension VLCSession {
     private func tick() {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
+        readBackVolume()
         recoverIfStuck()
-        guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
+        guard phase == .ready, !ended else { return }
+        if let operation = seekOperation {
+            // The input is restarted on its own (`recoverIfStuck`) while the player plays on:
+            // until it plays again, playback is at the picture it restarts from.
+            if operation.silent, wantsPlaying { sink.position(operation.target) }
+            return
+        }
+        guard vlcPlaying else { return }
         // libVLC 3 does not buffer again when data stops coming mid-stream: it just stops.
         // No new picture or time report for a while means it waits for data.
-        let waiting = clock.secondsWithoutProgress() > Self.stallAfter
+        let waiting = pictureTimes.secondsWithoutProgress() > Self.stallAfter
         if waiting != stalled {
             stalled = waiting
             sink.stalled(waiting)
         }
-        sink.position(clock.current())
+        // libVLC reports its time two to four times a second (its input thread's statistics
+        // pace), and the player's clock takes a quarter of a sample's difference per sample,
+        // which suits a position timer's pace: with the reports alone, a difference after a
+        // hold or a restart took seconds to go (measured: the position 0.25 s behind libVLC's
+        // time at picture.size-change, 2 frames ahead of the picture after a restart). So
+        // between reports the last one is passed on carried forward to now, and while
+        // resuming (libVLC holds the paused picture, up to a second after a rate change, and
+        // reports no time) the held picture's time.
+        sink.position(pictureTimes.currentTime())
+    }
+
+    /// libVLC's time report (TimeChanged): the media time presented now, two to four times a
+    /// second. The player gets it as it is while playing.
+    func timeReported(_ seconds: TimeInterval) {
+        guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
+        sink.position(seconds)
     }
 
     func reportBuffer() {
         guard let player else { return }
-        let position = clock.current()
+        let position = pictureTimes.shownTime
         let playable = source.isFile ? max(duration, position) : position + (stalled ? 0 : 1)
         sink.bufferChanged(EngineBufferStatus(
             playableDuration: playable, bufferingProgress: Int(min(100, max(0, bufferingPercent))),

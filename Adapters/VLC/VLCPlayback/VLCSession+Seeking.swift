@@ -30,7 +30,7 @@ extension VLCSession {
         guard phase == .ready, let player else { return }
         token += 1
         let target = max(0, target)
-        clock.enter(.settling, at: target)
+        pictureTimes.enter(.settling, at: target)
         let firstFrame = expectsPicture && video != nil && frameStart(at: target) < frameDuration / 2
         if ended || (!wantsPlaying && firstFrame) {
             // libVLC's Ended state cannot seek, and the first frame shows reliably only when
@@ -147,7 +147,7 @@ extension VLCSession {
         operation.stage = .runningToTarget
         seekOperation = operation
         video.awaitResume()
-        let sentAt = VLCSession.now()
+        let sentAt = monotonicSeconds()
         player.setPaused(false)
         let current = operation.token
         // Without a Playing event (the input was still playing), time from the request.
@@ -280,14 +280,14 @@ extension VLCSession {
         if wantsPlaying {
             video?.releaseHold()
             if vlcPlaying {
-                clock.enter(.running, at: operation.target)
+                pictureTimes.enter(.running, at: operation.target)
             } else {
-                clock.enter(.resuming, at: operation.target)
+                pictureTimes.enter(watchesPictures ? .resuming : .running, at: operation.target)
                 player?.play()
             }
         } else {
             if vlcPlaying { player?.setPaused(true) }
-            clock.enter(.paused, at: operation.target)
+            pictureTimes.enter(.paused, at: operation.target)
             presentShownPicture(at: operation.target)
         }
         if !operation.silent { sink.seekCompleted(operation.target) }
@@ -310,12 +310,12 @@ extension VLCSession {
     /// restarts the input at the current position, keeping the wanted state.
     func recoverIfStuck() {
         guard let sent = stateChangeSentAt, phase == .ready, seekOperation == nil, !ended,
-              let player, VLCSession.now() - sent > Self.confirmationTimeout else { return }
+              let player, monotonicSeconds() - sent > Self.confirmationTimeout else { return }
         stateChangeSentAt = nil
-        let position = clock.current()
+        let position = pictureTimes.shownTime
         PlaybackLog.log(.warning, "vlc", "libVLC did not confirm \(wantsPlaying ? "play" : "pause") in time; restarting the input at \(position) s")
         token += 1
-        clock.enter(.settling, at: position)
+        pictureTimes.enter(.settling, at: position)
         player.stop()
         video?.releaseHold()
         setMuted(true)

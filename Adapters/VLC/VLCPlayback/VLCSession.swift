@@ -2,6 +2,7 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import MediaProbe
 import PlaybackKit
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the
@@ -9,7 +10,7 @@ import PlaybackKit
 /// VLCSession.swift (opening, commands), VLCSession+Seeking.swift and VLCSession+Events.swift.
 final class VLCSession: @unchecked Sendable {
     // @unchecked: every variable below is touched only on `queue` (libVLC's events are posted
-    // there); what libVLC's threads use (`clock`, `frames`, `videoForEvents`) is thread-safe.
+    // there); what libVLC's threads use (`pictureTimes`, `frames`, `videoForEvents`) is thread-safe.
 
     // MARK: - Types
 
@@ -94,7 +95,7 @@ final class VLCSession: @unchecked Sendable {
     let source: MediaSource
     let options: PlaybackOptions
     let sink: EngineSink
-    let clock = VLCMediaClock()
+    let pictureTimes = VLCPictureTimes()
 
     var player: VLCMediaPlayer?
     var video: VLCVideoCallbacks? {
@@ -123,6 +124,18 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
+    var probe: StreamProbe?
+    /// The media's own streams as the parse listed them (local files), before libVLC lists
+    /// added subtitle files among them.
+    var parsedStreams: [VLCStream]?
+    /// Subtitle files added to the player, in order.
+    var externalSubtitles: [VLCExternalSubtitle] = []
+    /// The engine id of the subtitle whose cues were read (or are being read).
+    var cuesReadFor: String?
+    /// The volume libVLC reports it applies (0...1), read back after each change, for
+    /// `appliedVolume` on any thread.
+    let appliedVolume: Locked<Float?>
     /// When play() or pause() was sent and libVLC has not confirmed it yet (monotonic s).
     var stateChangeSentAt: Double?
     /// True when libVLC's video output has been paused since it was made (one made while the
@@ -131,7 +144,8 @@ final class VLCSession: @unchecked Sendable {
     var outputKnowsPause = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
-         options: PlaybackOptions, sink: EngineSink) {
+         options: PlaybackOptions, sink: EngineSink, appliedVolume: Locked<Float?>) {
+        self.appliedVolume = appliedVolume
         self.instance = instance
         self.queue = queue
         self.frames = frames
@@ -147,10 +161,11 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions()) { [weak self, clock, videoForEvents, queue] event in
+            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions(),
+                                      trustedOptions: trustedMediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
-                if case .timeChanged(let milliseconds) = event { clock.anchor(Double(milliseconds) / 1000) }
+                if case .timeChanged(let milliseconds) = event { pictureTimes.timeReported(Double(milliseconds) / 1000) }
                 if case .buffering(let percent) = event { videoForEvents.get()?.bufferingChanged(percent) }
                 if case .playing = event { videoForEvents.get()?.inputResumed() }
                 queue.async { [weak self] in self?.handle(event) }
@@ -164,6 +179,7 @@ final class VLCSession: @unchecked Sendable {
         // sound server, say) is not about this source.
         VLCLog.clearProblem()
         startTimer()
+        probeSource()
         if source.isFile {
             phase = .parsing
             made.startParse(network: false, timeoutMilliseconds: 5000)
@@ -184,16 +200,29 @@ final class VLCSession: @unchecked Sendable {
             }
         }
         if let cap = options.maxBufferBytes, cap > 0 {
-            // libVLC buffers by time; bound the prefetch stream filter's read-ahead in bytes.
-            list.append(":prefetch-buffer-size=\(max(16, cap / 1024))")
-            list.append(":prefetch-read-size=\(max(1024, min(cap, 16384)))")
+            // libVLC buffers by time: a quarter of the cap for the prefetch stream filter's
+            // read-ahead in bytes, another for what the demuxer reads ahead of the picture (the
+            // network caching, in ms: at 8 Mbit/s that quarter is 1 ms per 1 KiB, 100 ms to
+            // 1 s); the rest is what the decoders and libVLC's own buffers hold beyond those.
+            list.append(":prefetch-buffer-size=\(max(16, cap / 4096))")
+            list.append(":prefetch-read-size=\(max(1024, min(cap / 4, 16384)))")
+            if !source.isFile { list.append(":network-caching=\(min(1000, max(100, cap / 4096)))") }
         }
+        if let encoding = subtitleEncodingOption() { list.append(encoding) }
         return list
+    }
+
+    /// Options libVLC takes for a media only when marked trusted: the app's authorities for
+    /// https, as a folder the gnutls module trusts besides the system's.
+    private func trustedMediaOptions() throws(PlaybackError) -> [String] {
+        guard source.isHTTP, let authorities = options.tlsCertificateAuthorities else { return [] }
+        return [":gnutls-dir-trust=\(try TLSTrust.folder(holding: authorities).path)"]
     }
 
     func parsed(status: Int32) {
         guard phase == .parsing, let player else { return }
         tracks = player.trackSummary()
+        parsedStreams = player.mediaStreams()
         if status == Int32(libvlc_media_parsed_status_done.rawValue), !tracks.hasVideo, !tracks.hasAudio {
             fail(PlaybackError(code: .unsupportedFormat, message: "open: libVLC found no audio or video stream in \(source.path)\(detail())"))
             return
@@ -208,7 +237,7 @@ final class VLCSession: @unchecked Sendable {
             windowOutput = true
             player.setWindow(UInt32(truncatingIfNeeded: handle))
         case .none, .frames:
-            let callbacks = VLCVideoCallbacks(store: frames, clock: clock, sink: sink, onPicture: { [weak self] in
+            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
             }, onSeekPicture: { [weak self] overshoot in
@@ -229,9 +258,10 @@ final class VLCSession: @unchecked Sendable {
             video = callbacks
             player.attachVideo(callbacks)
         }
-        if options.audioOutput == .null { player.setAudioOutput("adummy") }
+        if options.audioOutput == .null { player.discardAudio() }
+        addOpeningSubtitles()
         setMuted(true)
-        clock.enter(.settling, at: 0)
+        pictureTimes.enter(.settling, at: 0)
         phase = .starting
         startStage = .awaitingPause
         player.play()
@@ -293,9 +323,11 @@ final class VLCSession: @unchecked Sendable {
         video?.notifyOnNextPicture()
         player.setPaused(false)
         let current = token
-        queue.asyncAfter(deadline: .now() + 10) { [weak self] in
+        // Half the open timeout, so this more precise error comes before the generic one.
+        let deadline = max(1, options.openTimeout / 2)
+        queue.asyncAfter(deadline: .now() + deadline) { [weak self] in
             guard let self, self.token == current, self.phase == .starting else { return }
-            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in 10 s\(self.detail())"))
+            self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in \(Int(deadline)) s\(self.detail())"))
         }
     }
 
@@ -320,14 +352,17 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         setMuted(false)
         duration = Double(player.length) / 1000
-        clock.setFrameDuration(frameDuration)
+        pictureTimes.setFrameDuration(frameDuration)
         naturalSize = currentNaturalSize()
         correctStoredPicture(to: naturalSize)
         let hasVideo = expectsPicture || (video?.hasShownPicture ?? false)
         let hasAudio = tracks.hasAudio || streamKinds.contains(libvlc_track_audio.rawValue)
-        clock.enter(.paused, at: 0)
+        pictureTimes.enter(.paused, at: 0)
         presentShownPicture(at: 0)
         reportBuffer()
+        reportTracks()
+        reportTagsAndChapters()
+        readBackVolume()
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
     }
 
@@ -335,38 +370,45 @@ final class VLCSession: @unchecked Sendable {
         tracks.hasVideo || streamKinds.contains(libvlc_track_video.rawValue)
     }
 
+    /// Pictures come through the video callbacks: after a resume, the first new one starts
+    /// the running stamps (`VLCPictureTimes.Mode.resuming`).
+    var watchesPictures: Bool { video != nil && expectsPicture }
+
     // MARK: - Commands
 
     func play() {
         wantsPlaying = true
+        // After the end EnginePlayer seeks to 0 first (`seek(to:)` restarts the input).
         guard phase == .ready, seekOperation == nil, let player else { return }
-        if ended {
-            seek(to: 0)
-            return
-        }
         video?.releaseHold()
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.play()
     }
 
     func pause() {
         wantsPlaying = false
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
-        stateChangeSentAt = VLCSession.now()
+        stateChangeSentAt = monotonicSeconds()
         player.setPaused(true)
-        clock.enter(.paused)
-        clock.markPresentedWhilePaused()
+        pictureTimes.enter(.paused)
+        pictureTimes.markPresentedWhilePaused()
     }
 
     func setRate(_ rate: Float) {
         self.rate = rate
         player?.setRate(rate)
-        clock.setRate(Double(rate))
+        pictureTimes.setRate(Double(rate))
     }
 
     func setVolume(_ volume: Float) {
         self.volume = volume
         if !muted { player?.setVolume(Int((volume * 100).rounded())) }
+        readBackVolume()
+    }
+
+    /// Notes the volume libVLC reports (not the one last set), for `appliedVolume`.
+    func readBackVolume() {
+        appliedVolume.set(player?.appliedVolume.map { Float($0) / 100 })
     }
 
     func setScalingMode(_ mode: ScalingMode) {
@@ -384,6 +426,7 @@ final class VLCSession: @unchecked Sendable {
         player?.release()
         player = nil
         video = nil
+        appliedVolume.set(nil)
     }
 
     func fail(_ error: PlaybackError) {
@@ -392,10 +435,22 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         timer?.cancel()
         timer = nil
-        sink.failed(error)
+        sink.failed(localReferenceRefusal() ?? error)
     }
 
-    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    /// The `.forbiddenURL` error when this remote source's playlist named a local file: libVLC
+    /// skips such segments (it reads local ones only for a local playlist) and then fails for
+    /// want of streams.
+    private func localReferenceRefusal() -> PlaybackError? {
+        guard source.isHTTP, let host = source.url.host else { return nil }
+        var location = host
+        if let port = source.url.port { location += ":\(port)" }
+        location += source.url.path
+        if let query = source.url.query { location += "?" + query }
+        guard let reference = VLCLog.takeLocalReference(location: location) else { return nil }
+        return ReferencePolicy(source: source, options: options).refusal(of: reference)
+    }
+
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {

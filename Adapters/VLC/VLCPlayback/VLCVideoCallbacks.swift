@@ -19,7 +19,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// for 320x240), which would stretch the picture.
     private let sizeHint = Locked<(storage: VideoSize, display: VideoSize)?>(nil)
     private let store: VLCPictureStore
-    private let clock: VLCMediaClock
+    private let pictureTimes: VLCPictureTimes
     private let sink: EngineSink
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
@@ -39,11 +39,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// picture (true).
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
-    init(store: VLCPictureStore, clock: VLCMediaClock, sink: EngineSink,
+    init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink,
          onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
          onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
-        self.clock = clock
+        self.pictureTimes = pictureTimes
         self.sink = sink
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
@@ -123,7 +123,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         case seekShown(hold: Bool)
     }
 
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// libVLC 3's wake-up delay: after a seek or a resume, its clock shows the input's
     /// position this long after it set the clock.
@@ -172,7 +171,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// libVLC's Playing event, passed on from its input thread at once: the time the input
     /// resumed.
     func inputResumed() {
-        let now = Self.now()
+        let now = monotonicSeconds()
         watch.withLock { state in
             guard case .awaitingResume(let seek) = state else { return }
             state = .runningToTarget(seek, resumedAt: now, firstShownAt: nil)
@@ -248,7 +247,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 return Verdict(seekPicture: true)
             case .runningToTarget(let seek, let resumedAt, let firstShownAt):
                 guard !repeated else { return Verdict() }
-                let now = Self.now()
+                let now = monotonicSeconds()
                 let first = firstShownAt ?? now
                 state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first)
                 let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
@@ -333,7 +332,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             picture.shown = true
             onNewPictureSize(picture.size)
         }
-        let stamp = clock.stampPicture(repeated: repeated)
+        let stamp = pictureTimes.stampPicture(repeated: repeated)
         let correction = corrections.get()[picture.size]
         guard picture.format == .rgba else {
             // No `.frames` handler: the picture stays in its slot until a thumbnail is wanted.

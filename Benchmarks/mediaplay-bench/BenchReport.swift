@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 // MARK: - Statistics
@@ -168,7 +169,7 @@ struct MachineInfo: Sendable {
         uname(&names)
         let kernel = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         #if DEBUG
-        let build = "debug build (use swift run -c release for real figures)"
+        let build = "debug build (build with -c release for real figures)"
         #else
         let build = "release build"
         #endif

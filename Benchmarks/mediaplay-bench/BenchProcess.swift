@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import CommandLineSupport
 import PlaybackKit
 
 #if canImport(Glibc)

@@ -1,16 +1,17 @@
-import FoundationEssentials
+import Dispatch
+import Foundation
 import PlaybackKit
 
 /// The command line, split into options and operands, read option by option.
-struct Arguments {
-    private(set) var operands: [String] = []
+package struct Arguments {
+    package private(set) var operands: [String] = []
     private var options: [(name: String, value: String?)] = []
 
     /// Options that take a value; everything else that starts with `-` is a flag.
-    static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport"]
+    package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop"]
 
     /// Splits `words` (without the program name).
-    init(_ words: [String]) throws {
+    package init(_ words: [String]) throws {
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -38,27 +39,27 @@ struct Arguments {
     }
 
     /// The last value given for any of `names`, or nil.
-    func value(_ names: String...) -> String? {
+    package func value(_ names: String...) -> String? {
         options.last { names.contains($0.name) }?.value
     }
 
     /// Every value given for `name`, in order.
-    func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         options.filter { $0.name == name }.compactMap(\.value)
     }
 
     /// True when the flag `name` was given.
-    func flag(_ name: String) -> Bool { options.contains { $0.name == name } }
+    package func flag(_ name: String) -> Bool { options.contains { $0.name == name } }
 
     /// Fails on options the command does not know.
-    func check(known: Set<String>) throws {
+    package func check(known: Set<String>) throws {
         if let unknown = options.first(where: { !known.contains($0.name) }) {
             throw PlaybackError(code: .invalidArgument, message: "unknown option \(unknown.name)")
         }
     }
 
     /// The one operand a command needs.
-    func single(_ what: String) throws -> String {
+    package func single(_ what: String) throws -> String {
         guard operands.count == 1 else {
             throw PlaybackError(code: .invalidArgument, message: operands.isEmpty ? "missing \(what)" : "expected one \(what), got \(operands.count)")
         }
@@ -66,7 +67,7 @@ struct Arguments {
     }
 
     /// `--audio null|system`.
-    func audioOutput() throws -> AudioOutput {
+    package func audioOutput() throws -> AudioOutput {
         switch value("--audio") ?? "system" {
         case "system": return .system
         case "null": return .null
@@ -75,7 +76,7 @@ struct Arguments {
     }
 
     /// A number of seconds given to `name`.
-    func seconds(_ name: String) throws -> TimeInterval? {
+    package func seconds(_ name: String) throws -> TimeInterval? {
         guard let text = value(name) else { return nil }
         guard let seconds = TimeInterval(text), seconds.isFinite else {
             throw PlaybackError(code: .invalidArgument, message: "\(name) takes seconds, not '\(text)'")
@@ -85,7 +86,34 @@ struct Arguments {
 }
 
 /// Formats seconds as `HH:MM:SS`.
-func clockText(_ seconds: TimeInterval) -> String {
+package func clockText(_ seconds: TimeInterval) -> String {
     let whole = max(0, Int(seconds.isFinite ? seconds : 0))
     return String(cFormat: "%02ld:%02ld:%02ld", whole / 3600, (whole / 60) % 60, whole % 60)
+}
+
+/// The folder of the package the command runs in: the nearest folder at or above the current
+/// one that holds a Package.swift (else the current folder).
+package func packageRoot() -> URL {
+    var folder = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    while folder.path != "/" {
+        if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) { return folder }
+        folder.deleteLastPathComponent()
+    }
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+}
+
+/// Runs a command-line tool's `body` on a task and parks the main thread until it is done
+/// (`body` normally exits the process itself).
+///
+/// The main thread waits on a semaphore instead of entering the dispatch main loop (what an
+/// `async` main does), because a main thread that leaves through `pthread_exit`, as the
+/// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing in the
+/// tools uses the main actor or the main queue.
+package func runCommandLineTool(_ body: @escaping @Sendable () async -> Void) {
+    let finished = DispatchSemaphore(value: 0)
+    Task.detached {
+        await body()
+        finished.signal()
+    }
+    finished.wait()
 }

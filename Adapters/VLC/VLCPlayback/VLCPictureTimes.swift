@@ -3,31 +3,37 @@ import Dispatch
 import FoundationEssentials
 import PlaybackKit
 
-/// The engine's own estimate of the media time being presented, anchored on libVLC's
-/// `TimeChanged` reports (exact when they are sent, but only a few per second) and run on by
-/// the wall clock between them. It also stamps pictures and decides which reach the
-/// `.frames` handler: while paused a picture is handed on once, not at every redisplay, and
-/// while a seek settles pictures are only kept for thumbnails.
-final class VLCMediaClock: Sendable {
+/// The media time of each picture libVLC 3 displays, and whether it goes on to the `.frames`
+/// handler. libVLC's picture callbacks carry no timestamp, so a picture shown while playing
+/// is stamped with libVLC's last time report (TimeChanged: the media time presented when it
+/// is sent, only a few times a second) run on by the wall time since it at the playback rate;
+/// a picture shown while paused, or while a seek or the start settles, gets the time paused
+/// or sought at. While paused a picture is handed on once, not at every redisplay, and while
+/// a seek settles pictures are only kept for thumbnails.
+///
+/// The player's position is fed libVLC's time reports as they come (`VLCSession.timeReported`)
+/// and, between them, `currentTime()` (see `VLCSession.tick` for why).
+final class VLCPictureTimes: Sendable {
     /// How pictures are treated.
     enum Mode: Sendable, Equatable {
         /// A seek or the start is settling: keep pictures, stamp them with the target.
         case settling
         /// Paused: hand the first picture on, then only keep redisplays.
         case paused
-        /// Playing: hand every picture on with the running time.
+        /// Playing: hand every picture on, stamped from libVLC's last time report.
         case running
         /// Resumed, waiting for the first new picture to start running (libVLC may hold the
         /// picture for a while, e.g. about a second after a rate change).
         case resuming
     }
 
-    /// Wall seconds the clock runs on past the last sign of progress (a new picture or a time
-    /// report), so that it holds still when libVLC stops (waiting for data).
+    /// Wall seconds the time runs on past the last sign of progress (a new picture or a time
+    /// report), so that it holds when libVLC stops (waiting for data).
     static let maximumLead = 0.4
 
     private struct State {
         var mode = Mode.settling
+        /// The last time report while running, or the time paused or sought at.
         var anchorMedia = 0.0
         var anchorWall = 0.0
         var rate = 1.0
@@ -39,9 +45,8 @@ final class VLCMediaClock: Sendable {
 
     private let state = Locked(State())
 
-    private static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-
-    private static func estimate(_ s: State, at now: Double) -> Double {
+    /// The media time a picture shown at `now` gets.
+    private static func time(_ s: State, at now: Double) -> Double {
         guard s.mode == .running else { return s.anchorMedia }
         let wall = min(now, max(s.lastProgressWall, s.anchorWall) + maximumLead)
         return s.anchorMedia + max(0, wall - s.anchorWall) * s.rate
@@ -51,37 +56,48 @@ final class VLCMediaClock: Sendable {
     func secondsWithoutProgress() -> Double {
         state.withLock { s in
             guard s.mode == .running else { return 0 }
-            return Self.now() - max(s.lastProgressWall, s.anchorWall)
+            return monotonicSeconds() - max(s.lastProgressWall, s.anchorWall)
         }
     }
 
-    /// The media time presented now, seconds.
-    func current() -> Double { state.withLock { Self.estimate($0, at: Self.now()) } }
+    /// The media time a picture shown now would get: while running, libVLC's last time
+    /// report carried forward by the wall time since it at the rate (held once libVLC shows
+    /// no progress for `maximumLead`); otherwise the time paused, resumed or sought at.
+    func currentTime() -> Double { state.withLock { Self.time($0, at: monotonicSeconds()) } }
 
     /// The mode pictures are treated by now.
     var mode: Mode { state.get().mode }
 
-    /// Enters `mode` with the clock at `media` seconds.
+    /// The media time of the picture on screen: the last one stamped while running, else the
+    /// time paused, resumed or sought at.
+    var shownTime: Double {
+        state.withLock { s in
+            (s.mode == .running && s.lastStamp.isFinite) ? s.lastStamp : s.anchorMedia
+        }
+    }
+
+    /// Enters `mode` at `media` seconds.
     func enter(_ mode: Mode, at media: Double) {
         state.withLock { s in
             s.mode = mode
             s.anchorMedia = max(0, media)
-            s.anchorWall = Self.now()
+            s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
             s.presentedWhilePaused = false
             if mode != .running && mode != .resuming { s.lastStamp = -Double.infinity }
         }
     }
 
-    /// Enters `mode` from where the clock stands now.
-    func enter(_ mode: Mode) { enter(mode, at: current()) }
+    /// Enters `mode` at the time a picture shown now would get.
+    func enter(_ mode: Mode) { enter(mode, at: currentTime()) }
 
-    /// A time libVLC reported (seconds) for this very moment; used while running.
-    func anchor(_ media: Double) {
+    /// A time libVLC reported (seconds) for this very moment (its TimeChanged event, on its
+    /// thread); the pictures that follow are stamped from it while running.
+    func timeReported(_ media: Double) {
         state.withLock { s in
             guard s.mode == .running else { return }
             s.anchorMedia = max(0, media)
-            s.anchorWall = Self.now()
+            s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
         }
     }
@@ -92,11 +108,11 @@ final class VLCMediaClock: Sendable {
         state.withLock { $0.frameDuration = seconds }
     }
 
-    /// Changes the rate from where the clock stands now.
+    /// Changes the rate from the time a picture shown now would get.
     func setRate(_ rate: Double) {
         state.withLock { s in
-            let now = Self.now()
-            s.anchorMedia = Self.estimate(s, at: now)
+            let now = monotonicSeconds()
+            s.anchorMedia = Self.time(s, at: now)
             s.anchorWall = now
             s.rate = rate
         }
@@ -106,7 +122,7 @@ final class VLCMediaClock: Sendable {
     /// `repeated`: the same picture as before (libVLC redisplays while it waits).
     func stampPicture(repeated: Bool) -> (time: Double, present: Bool) {
         state.withLock { s in
-            let now = Self.now()
+            let now = monotonicSeconds()
             switch s.mode {
             case .settling:
                 return (s.anchorMedia, false)
@@ -125,7 +141,7 @@ final class VLCMediaClock: Sendable {
             case .running:
                 if repeated { return (s.lastStamp, false) }
                 s.lastProgressWall = now
-                let time = max(Self.estimate(s, at: now), s.lastStamp)
+                let time = max(Self.time(s, at: now), s.lastStamp)
                 s.lastStamp = time
                 return (time, true)
             }

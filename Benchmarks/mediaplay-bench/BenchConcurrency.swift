@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 /// When each frame reached the `.frames` handler, by media time.

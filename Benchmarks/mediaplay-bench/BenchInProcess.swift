@@ -1,5 +1,6 @@
 import FoundationEssentials
 import PlaybackConformance
+import CommandLineSupport
 import PlaybackKit
 
 // MARK: - Waiting on events

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 // MARK: - The engines' own players
@@ -151,7 +152,7 @@ struct StartupCost: Sendable {
 /// Measurements that run players as child processes: playback CPU and peak memory, and
 /// thumbnails, each against its reference command, in alternating runs.
 struct ProcessMeasurements {
-    /// This very binary, so that `swift run -c release mediaplay bench` measures the release build.
+    /// The `mediaplay` built beside the bench, so that a release bench measures the release build.
     let mediaplay: String
     let media: BenchMedia
     let runs: Int

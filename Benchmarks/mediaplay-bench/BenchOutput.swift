@@ -1,4 +1,5 @@
 import FoundationEssentials
+import CommandLineSupport
 import PlaybackKit
 
 /// Everything one bench run produced, ready to print.

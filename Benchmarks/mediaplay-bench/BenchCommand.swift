@@ -1,7 +1,8 @@
 import FoundationEssentials
+import CommandLineSupport
 import PlaybackKit
 
-/// `mediaplay bench [--backend NAME|all] [--json|--markdown] [--runs N]`: measures each
+/// `mediaplay-bench [--backend NAME|all] [--json|--markdown] [--runs N]`: measures each
 /// backend against its engine's own command-line player on the same generated media, in
 /// alternating runs, and prints medians, ratios and whether each target is met.
 func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
@@ -22,7 +23,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     let bench = try Bench(runs: runs)
     let started = monotonicSeconds()
     let loadAtStart = MachineInfo.loadAverage()
-    let folder = Mediaplay.packageRoot().appendingPathComponent("Fixtures/bench")
+    let folder = packageRoot().appendingPathComponent("Fixtures/bench")
     let (media, mediaSeconds) = try await BenchMedia.prepare(in: folder, log: Bench.log)
     // Every whole-process measurement comes first, while this process is still small: on Linux
     // a spawned child's ru_maxrss starts from the high-water mark of the memory it had before
@@ -67,11 +68,11 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
 func reproduceCommand(backend: String, runs: Int) -> String {
     let traitNames = ["gstreamer": "GStreamer", "ffmpeg": "FFmpeg", "mpv": "MPV", "vlc": "VLC"]
     let compiled = Backends.all.map(\.name)
-    var command = "swift run -c release"
+    var command = "swift build -c release"
     if Set(compiled) != Set(traitNames.keys) {
         command += " --traits " + compiled.map { traitNames[$0] ?? $0 }.joined(separator: ",")
     }
-    command += " mediaplay bench --backend \(backend)"
+    command += " && .build/release/mediaplay-bench --backend \(backend)"
     if runs != Bench.defaultRuns { command += " --runs \(runs)" }
     return command
 }
@@ -101,7 +102,12 @@ struct Bench {
         guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
             throw PlaybackError(code: .engine, message: "bench: cannot find this program's path in /proc/self/exe")
         }
-        mediaplay = path
+        // The players run as `mediaplay` child processes: the one built beside this program.
+        let beside = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("mediaplay").path
+        guard FileManager.default.isExecutableFile(atPath: beside) else {
+            throw PlaybackError(code: .invalidArgument, message: "bench: no mediaplay beside \(path): build both first (swift build -c release)")
+        }
+        mediaplay = beside
     }
 
     /// Progress lines on stderr (the table goes to stdout).

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import CommandLineSupport
 import PlaybackKit
 
 /// One clip the bench generates: H.264 (x264) + AAC in MP4, from lavfi test sources.

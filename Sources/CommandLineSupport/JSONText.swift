@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// A JSON value built from a loosely typed tree of dictionaries, arrays, strings, numbers and
 /// booleans, written by `JSONEncoder` with sorted keys.
-enum JSONValue: Encodable {
+package enum JSONValue: Encodable {
     case null
     case bool(Bool)
     case integer(Int)
@@ -13,7 +13,7 @@ enum JSONValue: Encodable {
 
     /// The JSON form of `value`: `[String: Any]` and `[Any]` at any depth; `Optional.none`,
     /// and numbers that are not finite, become null; anything else unknown becomes its text.
-    init(_ value: Any) {
+    package init(_ value: Any) {
         if let dictionary = value as? [String: Any] {
             self = .object(dictionary.mapValues { JSONValue($0) })
         } else if let array = value as? [Any] {
@@ -39,7 +39,7 @@ enum JSONValue: Encodable {
     }
 
     /// Writes the value itself (not wrapped in an object).
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -53,7 +53,7 @@ enum JSONValue: Encodable {
     }
 
     /// The JSON text, keys sorted; indented on several lines when `pretty`.
-    func text(pretty: Bool = false) throws -> String {
+    package func text(pretty: Bool = false) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         return String(decoding: try encoder.encode(self), as: UTF8.self)

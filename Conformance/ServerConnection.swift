@@ -1,0 +1,223 @@
+import COpenSSL
+import FoundationEssentials
+import PlaybackKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - TLS identity
+
+/// The certificate and key the local server presents for https (an OpenSSL server context).
+public final class TLSServerIdentity: @unchecked Sendable {
+    // @unchecked: the context is configured in init and afterwards only used to make sessions
+    // (SSL_new), which OpenSSL allows from several threads on a context nobody changes.
+    let context: OpaquePointer
+
+    /// Loads the PEM certificate chain (the server's certificate first) and its private key.
+    public init(certificateChain: URL, privateKey: URL) throws {
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw ServerError("TLS: SSL_CTX_new failed: \(Self.lastError())")
+        }
+        self.context = context
+        guard SSL_CTX_use_certificate_chain_file(context, certificateChain.path) == 1 else {
+            throw ServerError("TLS: cannot load \(certificateChain.path): \(Self.lastError())")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, privateKey.path, SSL_FILETYPE_PEM) == 1,
+              SSL_CTX_check_private_key(context) == 1 else {
+            throw ServerError("TLS: cannot load \(privateKey.path): \(Self.lastError())")
+        }
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    /// OpenSSL's oldest queued error on this thread, as text.
+    static func lastError() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        pk_ssl_take_error(&buffer, buffer.count)
+        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return text.isEmpty ? "no detail" : text
+    }
+}
+
+// MARK: - One connection
+
+/// One accepted connection of the local server, plain or TLS. Used by its own thread alone.
+final class ServerConnection {
+    let fd: Int32
+    private let identity: TLSServerIdentity?
+    private var session: OpaquePointer?
+
+    init(fd: Int32, tls identity: TLSServerIdentity?) {
+        self.fd = fd
+        self.identity = identity
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A small send buffer: what the server counts as sent is close to what the client
+        // has taken (the read-ahead checks compare it with a cap).
+        var sendBuffer: Int32 = 32 * 1024
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Makes the TLS handshake when the server speaks https; false when it failed (the client
+    /// refused the certificate, or is not speaking TLS).
+    func open() -> Bool {
+        guard let identity else { return true }
+        guard let session = SSL_new(identity.context) else { return false }
+        self.session = session
+        SSL_set_fd(session, fd)
+        let status = SSL_accept(session)
+        if status != 1 {
+            PlaybackLog.log(.debug, "conformance-http", "TLS handshake failed: \(TLSServerIdentity.lastError())")
+            return false
+        }
+        return true
+    }
+
+    /// Reads what arrived into `buffer`; the byte count, 0 at the end, negative on error.
+    func receive(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let session {
+            return Int(SSL_read(session, buffer.baseAddress, Int32(buffer.count)))
+        }
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count < 0, errno == EINTR { continue }
+            return count
+        }
+    }
+
+    /// Sends all of `buffer`; false when the connection is gone.
+    func send(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        guard buffer.count > 0 else { return true }
+        if let session {
+            return SSL_write(session, buffer.baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+        }
+        var sent = 0
+        while sent < buffer.count {
+            let count = Glibc.send(fd, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return false }
+            sent += count
+        }
+        return true
+    }
+
+    /// Sends `text` as UTF-8.
+    func send(text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { send($0) }
+    }
+
+    /// Ends the TLS session (the socket itself is closed by the server).
+    func close() {
+        guard let session else { return }
+        SSL_shutdown(session)
+        SSL_free(session)
+        self.session = nil
+    }
+
+    /// Blocks SIGPIPE on the calling thread: a write to a connection the client closed then
+    /// fails with EPIPE instead of ending the process (OpenSSL writes with plain write()).
+    /// The signal stays pending on the thread, which ends after its connection.
+    static func ignoreBrokenPipesOnThisThread() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+}
+
+// MARK: - Reading a request head
+
+/// The request line and header lines of one HTTP request.
+struct HTTPRequestHead {
+    var method: String
+    var path: String
+    var headers: [LocalHTTPServer.Header] = []
+    var rangeStart: Int?
+    var rangeEnd: Int?
+    /// `Range: bytes=-N`: the last N bytes.
+    var suffixLength: Int?
+
+    /// Reads up to the blank line after the headers (at most 64 KiB); nil when the client
+    /// closed, timed out or sent no request line.
+    init?(reading connection: ServerConnection) {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let terminator: [UInt8] = Array("\r\n\r\n".utf8)
+        while bytes.count < 64 * 1024 {
+            let count = chunk.withUnsafeMutableBytes { connection.receive($0) }
+            if count <= 0 { return nil }
+            let searchFrom = max(0, bytes.count - 3)
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count >= 4, (searchFrom...(bytes.count - 4)).contains(where: { Array(bytes[$0..<$0 + 4]) == terminator }) {
+                break
+            }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let head = text.components(separatedBy: "\r\n\r\n").first ?? text
+        let lines = head.components(separatedBy: "\r\n")
+        let first = lines.first?.split(separator: " ") ?? []
+        guard first.count >= 2 else { return nil }
+        method = String(first[0]).uppercased()
+        path = String(first[1])
+        if let query = path.firstIndex(of: "?") { path = String(path[..<query]) }
+        for line in lines.dropFirst() where !line.isEmpty {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let name = parts[0].trimmingBlanks()
+            let value = parts[1].trimmingBlanks()
+            headers.append(LocalHTTPServer.Header(name: name, value: value))
+            guard name.lowercased() == "range", value.hasPrefix("bytes=") else { continue }
+            let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2 else { continue }
+            if bounds[0].isEmpty, let suffix = Int(bounds[1]) {
+                suffixLength = suffix
+            } else {
+                rangeStart = Int(bounds[0]) ?? 0
+                rangeEnd = Int(bounds[1])
+            }
+        }
+    }
+}
+
+// MARK: - Socket queues
+
+/// The TCP sockets of this network namespace on 127.0.0.1 with their queues, from
+/// /proc/net/tcp.
+enum SocketQueues {
+    struct Entry {
+        var local: Int
+        var remote: Int
+        /// Bytes written and not yet acknowledged by the other end.
+        var sendQueue: Int
+        /// Bytes received and not yet read by the program.
+        var receiveQueue: Int
+    }
+
+    /// Every IPv4 socket between two loopback addresses; empty when the file cannot be read.
+    static func read() -> [Entry] {
+        // Read in a loop: /proc files report a size of 0.
+        let fd = open("/proc/net/tcp", O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        var entries: [Entry] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            let local = fields[1].split(separator: ":"), remote = fields[2].split(separator: ":")
+            let queues = fields[4].split(separator: ":")
+            guard local.count == 2, remote.count == 2, queues.count == 2, local[0] == "0100007F", remote[0] == "0100007F",
+                  let localPort = Int(local[1], radix: 16), let remotePort = Int(remote[1], radix: 16),
+                  let send = Int(queues[0], radix: 16), let receive = Int(queues[1], radix: 16) else { continue }
+            entries.append(Entry(local: localPort, remote: remotePort, sendQueue: send, receiveQueue: receive))
+        }
+        return entries
+    }
+}

@@ -1,0 +1,97 @@
+#if VLC || GStreamer || MPV
+internal import CMediaProbe
+import FoundationEssentials
+import PlaybackKit
+
+/// What libavformat reads of a file's container: its streams in order with their flags,
+/// titles, languages and codec names, its tags and its chapters. For engines whose own model
+/// leaves some of these out (libVLC 3 has no default flags, no codec names and only a few tags),
+/// so that the same file gives the same tracks, metadata and chapters on every engine.
+package struct StreamProbe: Sendable, Equatable {
+    /// One stream of the container.
+    package struct Stream: Sendable, Equatable {
+        /// Its index in the container.
+        package var index: Int
+        /// Audio, video or subtitle.
+        package var kind: TrackKind
+        /// FFmpeg's codec name.
+        package var codec: String
+        /// The "title" tag.
+        package var title: String?
+        /// The "language" tag.
+        package var language: String?
+        /// AV_DISPOSITION_DEFAULT.
+        package var isDefault: Bool
+        /// AV_DISPOSITION_FORCED.
+        package var isForced: Bool
+    }
+
+    /// The audio, video and subtitle streams, in container order (attached pictures left out).
+    package var streams: [Stream]
+    /// The container's tags.
+    package var tags: [String: String]
+    /// The chapters, in order.
+    package var chapters: [Chapter]
+
+    /// Reads `url` (a local file; remote sources are read only when `remote` is true, since
+    /// that costs a second connection). Throws a `PlaybackError` when it cannot be read.
+    package static func read(_ url: URL, remote: Bool = false) throws(PlaybackError) -> StreamProbe {
+        guard url.isFileURL || remote else {
+            throw PlaybackError(code: .invalidArgument, message: "probe: \(url.absoluteString) is not a local file")
+        }
+        let path = url.isFileURL ? url.path : url.absoluteString
+        _ = MediaProbeLog.quiet
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&format, path, nil, nil) >= 0, let context = format else {
+            throw PlaybackError(code: .unsupportedFormat, message: "probe: \(url.lastPathComponent) cannot be read")
+        }
+        defer { avformat_close_input(&format) }
+        _ = avformat_find_stream_info(context, nil)
+        var streams: [Stream] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            let stream = context.pointee.streams[index]!
+            let parameters = stream.pointee.codecpar.pointee
+            let kind: TrackKind
+            switch parameters.codec_type {
+            case AVMEDIA_TYPE_AUDIO: kind = .audio
+            case AVMEDIA_TYPE_VIDEO:
+                if stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 { continue }
+                kind = .video
+            case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+            default: continue
+            }
+            let tags = dictionary(stream.pointee.metadata)
+            streams.append(Stream(
+                index: index, kind: kind, codec: String(cString: avcodec_get_name(parameters.codec_id)),
+                title: tags["title"], language: tags["language"],
+                isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0,
+                isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0))
+        }
+        var chapters: [Chapter] = []
+        for index in 0..<Int(context.pointee.nb_chapters) {
+            let chapter = context.pointee.chapters[index]!.pointee
+            let base = Double(chapter.time_base.num) / Double(chapter.time_base.den)
+            chapters.append(Chapter(title: dictionary(chapter.metadata)["title"], start: Double(chapter.start) * base,
+                                    end: chapter.end > chapter.start ? Double(chapter.end) * base : nil))
+        }
+        return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters)
+    }
+
+    /// The entries of an AVDictionary, keys lower-cased.
+    private static func dictionary(_ dictionary: OpaquePointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            entry = next
+            let key = String(cString: next.pointee.key).lowercased()
+            if result[key] == nil { result[key] = String(cString: next.pointee.value) }
+        }
+        return result
+    }
+}
+/// libav's own log lines stay off stderr (an app's terminal), as the FFmpeg engine keeps them:
+/// shown only with PlaybackKit's debug log. Read once before the first probe or cue read.
+enum MediaProbeLog {
+    static let quiet: Void = { av_log_set_level(PlaybackLog.enabled(.debug) ? AV_LOG_INFO : AV_LOG_QUIET) }()
+}
+#endif
