@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the media the tests and the conformance suite use into a folder (default: Fixtures/
 # at the top of the checkout). The recipe itself ships inside the PlaybackConformance library
-# (Conformance/Fixtures/FixtureClips.swift: the ffmpeg CLI and lavfi sources), so that any
+# (Conformance/Fixtures/: the ffmpeg CLI and lavfi sources, the subtitle files), so that any
 # package can make the same media with FixtureRecipe.make(in:); this script runs it through
 # `mediaplay conformance --make-fixtures`. A stamp makes later runs return at once.
 #

@@ -2,16 +2,24 @@ import FoundationEssentials
 
 // MARK: - What one run of ffmpeg makes
 
-/// One file the recipe makes with one run of the ffmpeg CLI.
+/// One file (or HLS folder) the recipe makes with one run of the ffmpeg CLI, in the fixtures
+/// folder (relative paths in the arguments name files there). ffmpeg writes beside the
+/// output, under a name starting with `.partial-`, and the result is moved into place once
+/// it is whole, so a run that stops halfway leaves no clip that looks made.
 struct FixtureJob: Sendable {
-    /// The file, relative to the fixtures folder.
+    /// The file, relative to the fixtures folder; with `hlsSegments`, the playlist's folder.
     let output: String
     /// ffmpeg's arguments after `-nostdin -hide_banner -loglevel error -y`, without the
     /// output file (which comes last).
     let arguments: [String]
+    /// HTTP Live Streaming: the output is a folder of `index.m3u8` and this many segments
+    /// (`segment0.ts` ...), which the playlist must list.
+    var hlsSegments: Int? = nil
 
     /// The job as the stamp counts it.
-    var description: String { "ffmpeg \(arguments.joined(separator: " ")) \(output)" }
+    var description: String {
+        "ffmpeg \(arguments.joined(separator: " ")) \(output)" + (hlsSegments.map { " (HLS, \($0) segments)" } ?? "")
+    }
 }
 
 /// A clip of the format sweep, made by the first of its ways whose encoders this ffmpeg
@@ -123,6 +131,35 @@ enum FixtureClips {
         video(sizeChangeParts[0], seconds: 2, width: 320, height: 240, ["-bsf:v", "h264_mp4toannexb", "-f", "mpegts"]),
         video(sizeChangeParts[1], seconds: 2, width: 480, height: 360,
               ["-output_ts_offset", "2", "-bsf:v", "h264_mp4toannexb", "-f", "mpegts"]),
+    ]
+
+    // MARK: - The media of the network checks
+
+    /// The media the network checks (`Checks/Network*.swift`) serve from the suite's local
+    /// HTTP server:
+    ///
+    /// - hls/: the frame-numbered 320x240 picture with a 440 Hz sine, 10 s as HTTP Live
+    ///   Streaming (index.m3u8, a VOD playlist of five 2 s MPEG-TS segments, segment0.ts ...
+    ///   segment4.ts). A keyframe every second and no B-frames; the transport stream's clock
+    ///   starts with the first picture (no mux delay), and the sound is shifted by the AAC
+    ///   encoder's priming (1024 samples), so that picture and sound both start at 0 and frame
+    ///   N is at N / 25 s, as in the MP4 clips.
+    /// - dense.mp4: 12 s of the numbered picture under grain at about 8 Mbit/s, index first:
+    ///   the read-ahead cap check needs a source far larger than 1 MiB per second of media.
+    static let streaming: [FixtureJob] = [
+        FixtureJob(output: "hls", arguments: [
+            "-f", "lavfi", "-i", "color=c=gray:s=320x240:r=25:d=10,format=yuv420p",
+            "-itsoffset", "0.021333", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=10",
+            "-vf", numberedPicture, "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-g", "25", "-keyint_min", "25",
+            "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2", "-t", "10",
+            "-muxdelay", "0", "-muxpreload", "0", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+        ], hlsSegments: 5),
+        FixtureJob(output: "dense.mp4", arguments: [
+            "-f", "lavfi", "-i", "color=c=gray:s=320x240:r=25:d=12,format=yuv420p",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=12",
+            "-vf", "\(numberedPicture),noise=c0s=25:c0f=t+u", "-c:v", "libx264", "-preset", "ultrafast", "-qp", "12", "-g", "25",
+            "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2", "-movflags", "+faststart", "-t", "12",
+        ]),
     ]
 
     // MARK: - The format sweep

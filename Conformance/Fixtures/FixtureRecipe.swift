@@ -20,8 +20,10 @@ public enum FixtureRecipe {
     /// The stamp of this recipe: a checksum over every clip's ffmpeg arguments and the broken
     /// inputs' description. A change to the recipe changes it, and the fixtures are made again.
     public static let stamp: String = {
-        let text = (FixtureClips.main.map(\.description) + FixtureClips.formats.map(\.description)
-            + FixtureClips.sizes.map(\.description) + [FixtureClips.brokenDescription]).joined(separator: "\n")
+        let text = (FixtureClips.main.map(\.description) + FixtureClips.streaming.map(\.description)
+            + FixtureTracks.clips.map(\.description) + [FixtureTracks.description]
+            + FixtureClips.formats.map(\.description) + FixtureClips.sizes.map(\.description)
+            + [FixtureClips.brokenDescription]).joined(separator: "\n")
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a, 64 bits
         for byte in text.utf8 {
             hash ^= UInt64(byte)
@@ -94,29 +96,89 @@ private struct FixtureMaker: Sendable {
     static let parallelRuns = 4
 
     func makeAll() throws {
-        for subfolder in ["formats", "sizes"] {
+        for subfolder in ["formats", "sizes", "tracks"] {
             try FixtureRecipe.createFolder(folder.appendingPathComponent(subfolder))
         }
+        for file in FixtureTracks.textFiles {
+            try write(file.bytes, to: file.path)
+        }
         let encoders = try availableEncoders()
+        // The longest runs first, so that the last to start are short.
         var work: [@Sendable () throws -> Void] = []
-        work += FixtureClips.main.map { job in { try run(job) } }
+        work += (FixtureClips.streaming + FixtureTracks.clips + FixtureClips.main).map { job in { try run(job) } }
         work += FixtureClips.formats.map { job in { try make(job, encoders: encoders) } }
         work += FixtureClips.sizes.map { job in { try run(job) } }
         try runInParallel(work)
+        FixtureTracks.inputs.forEach { unlink(path($0)) }
         try joinSizeChange()
         try makeBrokenInputs()
     }
 
     private func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
 
-    /// Runs ffmpeg for `job`, writing `output` (its own output when nil).
-    private func run(_ job: FixtureJob, output: String? = nil, environment: [String: String] = [:]) throws {
-        let target = path(output ?? job.output)
-        let outcome = try Subprocess.run(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + job.arguments + [target],
-                                         environment: environment)
-        guard outcome.status == 0 else {
-            throw FixtureRecipe.failure("ffmpeg exited with \(outcome.status) making \(job.output)")
+    /// Writes `bytes` to the file at `relative`, through a file beside it moved into place.
+    private func write(_ bytes: [UInt8], to relative: String) throws {
+        let partial = staged(relative)
+        try Data(bytes).write(to: URL(fileURLWithPath: path(partial)))
+        try move(partial, to: relative)
+    }
+
+    /// Where ffmpeg writes `relative` until it is whole: `.partial-<name>` beside it (the
+    /// same extension, which ffmpeg picks the muxer by).
+    private func staged(_ relative: String) -> String {
+        let slash = relative.lastIndex(of: "/").map { relative.index(after: $0) } ?? relative.startIndex
+        return relative[..<slash] + ".partial-" + relative[slash...]
+    }
+
+    /// Renames `partial` to `relative`, replacing what is there (a folder too).
+    private func move(_ partial: String, to relative: String) throws {
+        if rename(path(partial), path(relative)) != 0 {
+            if errno == ENOTEMPTY || errno == EEXIST || errno == EISDIR {
+                try? FileManager.default.removeItem(atPath: path(relative))
+                if rename(path(partial), path(relative)) == 0 { return }
+            }
+            throw FixtureRecipe.failure("cannot move \(partial) to \(relative): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Runs ffmpeg with `arguments` and the output file `output`; the input files (`-i` but
+    /// for lavfi sources) and `output` are relative to the fixtures folder.
+    private func runFFmpeg(_ arguments: [String], output: String, environment: [String: String] = [:]) throws {
+        var resolved = arguments
+        for index in resolved.indices.dropFirst() where resolved[index - 1] == "-i" {
+            let lavfi = index >= 3 && resolved[index - 3] == "-f" && resolved[index - 2] == "lavfi"
+            if !lavfi { resolved[index] = path(resolved[index]) }
+        }
+        let outcome: Subprocess.Outcome
+        do {
+            outcome = try Subprocess.run(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + resolved + [path(output)],
+                                         environment: environment)
+        } catch let error as PlaybackError {
+            throw FixtureRecipe.failure(error.message)
+        }
+        guard outcome.status == 0 else {
+            throw FixtureRecipe.failure("ffmpeg exited with \(outcome.status) making \(output)")
+        }
+    }
+
+    /// Makes `job`'s output: staged, then moved into place.
+    private func run(_ job: FixtureJob) throws {
+        let partial = staged(job.output)
+        guard let segments = job.hlsSegments else {
+            try runFFmpeg(job.arguments, output: partial)
+            return try move(partial, to: job.output)
+        }
+        try? FileManager.default.removeItem(atPath: path(partial))
+        try FixtureRecipe.createFolder(URL(fileURLWithPath: path(partial)))
+        try runFFmpeg(job.arguments + ["-hls_segment_filename", path("\(partial)/segment%d.ts")], output: "\(partial)/index.m3u8")
+        let playlist = try String(contentsOf: URL(fileURLWithPath: path("\(partial)/index.m3u8")), encoding: .utf8)
+        let listed = playlist.split(whereSeparator: \.isNewline).filter { line in
+            line.hasPrefix("segment") && line.hasSuffix(".ts") && line.dropFirst(7).dropLast(3).allSatisfy(\.isNumber)
+        }
+        guard listed.count == segments else {
+            throw FixtureRecipe.failure("\(job.output)/index.m3u8 lists \(listed.count) segments, not \(segments)")
+        }
+        try move(partial, to: job.output)
     }
 
     /// The names of the encoders this ffmpeg build has.
@@ -148,9 +210,8 @@ private struct FixtureMaker: Sendable {
             StandardStreams.writeError("fixtures: \(job.path) not made: \(reason)\n")
             return
         }
-        // (The same extension: ffmpeg picks the muxer by it.)
-        let partial = "formats/.partial-\(job.file)"
-        try run(FixtureJob(output: job.path, arguments: FormatJob.arguments(way)), output: partial, environment: way.environment)
+        let partial = staged(job.path)
+        try runFFmpeg(FormatJob.arguments(way), output: partial, environment: way.environment)
         let probe = try Subprocess.run(ffprobe, ["-v", "error", "-show_entries", "stream=index,codec_name", "-of", "csv=p=0", path(partial)],
                                        environment: way.environment, captureOutput: true)
         // (MPEG-TS lists its streams again under its program: the first of each index counts.)
@@ -164,9 +225,7 @@ private struct FixtureMaker: Sendable {
         guard probe.status == 0, found.joined(separator: ",") == job.codecs else {
             throw FixtureRecipe.failure("ffprobe reads \(job.path) as '\(found.joined(separator: ","))', expected '\(job.codecs)'")
         }
-        guard rename(path(partial), path(job.path)) == 0 else {
-            throw FixtureRecipe.failure("cannot move \(partial) to \(job.path): \(String(cString: strerror(errno)))")
-        }
+        try move(partial, to: job.path)
         unlink(note)
     }
 

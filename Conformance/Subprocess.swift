@@ -2,9 +2,10 @@ import FoundationEssentials
 import Glibc
 import PlaybackKit
 
-/// Runs a command-line program and waits for it: the fixture recipe's way of calling the
-/// ffmpeg CLI. Standard input is /dev/null; standard error is this process's (ffmpeg's own
-/// error lines stay visible); standard output is this process's, or read into memory.
+/// Runs a command-line program and waits for it: the fixture recipe's ffmpeg CLI, the test
+/// server's openssl tool. Standard input is /dev/null; standard error is this process's
+/// (ffmpeg's own error lines stay visible) unless `quiet`; standard output is this process's,
+/// read into memory, or with `quiet` thrown away.
 enum Subprocess {
     /// How a run ended.
     struct Outcome {
@@ -26,15 +27,22 @@ enum Subprocess {
         return nil
     }
 
-    /// Runs `executable` (a full path) with `arguments`, the environment of this process plus
-    /// `environment`, and waits for it. `captureOutput`: standard output is read into the
-    /// outcome instead of going to this process's.
+    /// Runs `executable` (a full path, or a name looked up on PATH) with `arguments`, the
+    /// environment of this process plus `environment`, and waits for it. `captureOutput`: standard output is read into the outcome instead of
+    /// going to this process's; `quiet`: standard output and error go to /dev/null.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    captureOutput: Bool = false) throws -> Outcome {
+                    captureOutput: Bool = false, quiet: Bool = false) throws -> Outcome {
+        guard let executable = executable.contains("/") ? executable : find(executable) else {
+            throw PlaybackError(code: .engine, message: "\(executable) is not on PATH")
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if quiet {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            if !captureOutput { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+        }
         var pipeEnds: [Int32] = [-1, -1]
         if captureOutput {
             guard pipe(&pipeEnds) == 0 else { throw failure("pipe", executable, errno) }
@@ -92,6 +100,6 @@ enum Subprocess {
     }
 
     private static func failure(_ what: String, _ executable: String, _ code: Int32) -> PlaybackError {
-        PlaybackError(code: .engine, message: "fixtures: \(what) \(executable): \(String(cString: strerror(code)))")
+        PlaybackError(code: .engine, message: "\(what) \(executable): \(String(cString: strerror(code)))")
     }
 }
