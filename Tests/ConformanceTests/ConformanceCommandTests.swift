@@ -5,7 +5,7 @@ import Testing
 
 /// A backend whose players cannot be made: every check fails, at once.
 private struct RefusingBackend: PlaybackBackend {
-    var name: String { "refusing" }
+    var name = "refusing"
     var engineVersion: String { "refusing 1" }
     func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
         throw PlaybackError(code: .backendUnavailable, message: "refusing: no players here")
@@ -27,6 +27,21 @@ extension ConformanceRuns {
             let otherCheck = await ConformanceCommand.run(backends: [RefusingBackend()], knownFailures: [known],
                                                           arguments: ["--check", "lifecycle.stop"], fixtures: fixtures, program: "test")
             #expect(otherCheck == 1)
+        }
+
+        @Test("--backend takes a list: each backend named runs")
+        func aListOfBackendsRunsEach() async throws {
+            let fixtures = try TestFixtures.ensure()
+            let backends = [RefusingBackend(), RefusingBackend(name: "second")]
+            let known = ConformanceCommand.KnownFailure(backend: "refusing", check: "lifecycle.prepared", reason: "it makes no players")
+            let arguments = ["--check", "lifecycle.prepared", "--backend"]
+            // Only the first is known to fail: the run fails when the second ran too.
+            #expect(await ConformanceCommand.run(backends: backends, knownFailures: [known], arguments: arguments + ["refusing"],
+                                                 fixtures: fixtures, program: "test") == 0)
+            #expect(await ConformanceCommand.run(backends: backends, knownFailures: [known], arguments: arguments + ["refusing,second"],
+                                                 fixtures: fixtures, program: "test") == 1)
+            #expect(await ConformanceCommand.run(backends: backends, arguments: arguments + ["refusing,other"],
+                                                 fixtures: fixtures, program: "test") == 2)
         }
 
         @Test("usage errors are status 2, before any check runs")
