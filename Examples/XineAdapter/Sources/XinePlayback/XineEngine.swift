@@ -19,10 +19,12 @@ import PlaybackKit
 /// its way to the raw output (`pkx_timestamps` in CXine).
 final class XineEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: the variables under "On the queue" are touched only on `queue`; `screen`
-    // is Locked.
+    // and `listener` are Locked.
     private let queue = DispatchQueue(label: "xine.engine")
     /// The picture store of the current session, for `thumbnail()` from any thread.
     private let screen = Locked<XinePictureStore?>(nil)
+    /// The event listener of the current session, which reads the volume from any thread.
+    private let listener = Locked<XineEventListener?>(nil)
 
     // MARK: On the queue
     private var session: XineSession?
@@ -120,6 +122,8 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
 
     func thumbnail() -> VideoFrame? { screen.get()?.thumbnail() }
 
+    var appliedVolume: Float? { listener.get()?.amplifierVolume }
+
     // MARK: - Opening
 
     /// Opens `source` and lands paused on its first picture, then reports prepared (or the
@@ -134,9 +138,11 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
                 queue.async { self.handle(event, from: sink) }
             }
             self.session = session
+            listener.set(session.events)
             self.sink = sink
             self.source = source
             let info = try prepare(session, source)
+            sink.metadataChanged(session.tags)
             sink.prepared(info)
         } catch let error as PlaybackError {
             closeSession()
@@ -469,6 +475,7 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
 
     private func closeSession() {
         stopTimer()
+        listener.set(nil)
         session?.close()
         session = nil
         sink = nil

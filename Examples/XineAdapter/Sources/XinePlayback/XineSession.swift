@@ -122,6 +122,7 @@ final class XineSession {
         guard !closed else { return }
         closed = true
         video.detach()
+        events.detach()
         xine_close(stream)
         xine_event_dispose_queue(UnsafeMutablePointer<xine_event_queue_t>(eventQueue))
         xine_dispose(stream)
@@ -155,13 +156,29 @@ final class XineSession {
     /// True while the stream plays (or is paused in play); false once it ended or stopped.
     var isInPlay: Bool { xine_get_status(stream) == XINE_STATUS_PLAY }
 
+    /// The tags xine's demuxer read (`xine_get_meta_info`): the six `XINE_META_INFO_*` fields
+    /// that have a common tag's name, under that name.
+    var tags: [String: String] {
+        let fields: [(name: String, info: Int32)] = [
+            ("title", XINE_META_INFO_TITLE), ("artist", XINE_META_INFO_ARTIST), ("album", XINE_META_INFO_ALBUM),
+            ("genre", XINE_META_INFO_GENRE), ("date", XINE_META_INFO_YEAR), ("comment", XINE_META_INFO_COMMENT),
+        ]
+        var tags: [String: String] = [:]
+        for field in fields {
+            guard let text = xine_get_meta_info(stream, field.info) else { continue }
+            let value = String(String(cString: text).trimming(while: \.isWhitespace))
+            if !value.isEmpty { tags[field.name] = value }
+        }
+        return tags
+    }
+
     /// The lines of xine's message log (errors and warnings), oldest first.
     var log: [String] {
         guard let lines = xine_get_log(xine, XINE_LOG_MSG) else { return [] }
         var result: [String] = []
         var index = 0
         while let line = lines[index] {
-            result.append(String(cString: line).trimmingWhitespace())
+            result.append(String(String(cString: line).trimming(while: \.isWhitespace)))
             index += 1
         }
         return result
@@ -188,7 +205,7 @@ final class XineEventListener: @unchecked Sendable {
     private let onEvent: @Sendable (XineEvent) -> Void
     /// The messages xine sent so far (for the error of a failed open).
     let messages = Locked<[String]>([])
-    private let lock = MutexLock()
+    private let lock = ConditionLock()
     private var stream: UnsafeMutablePointer<xine_stream_t>?
     private var pausing = true
 
@@ -197,6 +214,15 @@ final class XineEventListener: @unchecked Sendable {
     /// The stream to keep paused (the session sets it once made; its listener thread is
     /// joined before the stream goes).
     func attach(_ stream: UnsafeMutablePointer<xine_stream_t>) { lock.withLock { self.stream = stream } }
+
+    /// Forgets the stream (the session calls it before it closes the stream).
+    func detach() { lock.withLock { stream = nil } }
+
+    /// The volume xine's software amplifier applies (XINE_PARAM_AUDIO_AMP_LEVEL, 100 is
+    /// unity), read from the stream; nil once the stream is closed. Any thread.
+    var amplifierVolume: Float? {
+        lock.withLock { stream.map { Float(xine_get_param($0, XINE_PARAM_AUDIO_AMP_LEVEL)) / 100 } }
+    }
 
     /// Whether the stream is to stay paused (true until playing, and while paused).
     func holdPaused(_ hold: Bool) { lock.withLock { pausing = hold } }

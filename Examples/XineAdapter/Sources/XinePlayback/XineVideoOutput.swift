@@ -24,7 +24,7 @@ final class XineVideoOutput: @unchecked Sendable {
         case ignoring
     }
 
-    private let condition = ConditionVariable()
+    private let condition = ConditionLock()
     private var stream: UnsafeMutablePointer<xine_stream_t>?
     private var timestamps: UnsafeMutablePointer<xine_post_t>?
     private var mode = Mode.recording
