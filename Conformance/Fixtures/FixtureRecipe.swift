@@ -4,21 +4,22 @@ import Glibc
 import PlaybackKit
 
 /// The media the suite checks against, made with the ffmpeg CLI from lavfi sources
-/// (`FixtureClips` lists every clip). The recipe ships inside this library, so it works from
-/// any package and any folder: an adapter author needs the ffmpeg CLI on PATH and nothing of
-/// this package's checkout.
+/// (`FixtureClips` and `FixtureTracks` list every clip and file). The recipe ships inside
+/// this library, so it works from any package and any folder: an adapter author needs the
+/// ffmpeg CLI on PATH and nothing of this package's checkout.
 ///
 /// ```swift
 /// let fixtures = try FixtureRecipe.make(in: URL(fileURLWithPath: "Fixtures"))
 /// let report = await ConformanceSuite(backend: MyBackend(), fixtures: fixtures).run()
 /// ```
 ///
-/// Making them takes about a minute on two cores, once: a stamp in the folder names the
+/// Making them takes about 40 s on two cores, once: a stamp in the folder names the
 /// recipe that made it, and a folder already made by this recipe is confirmed at once. One
 /// run at a time: a second process (or thread) waits for the first, then finds the stamp.
 public enum FixtureRecipe {
-    /// The stamp of this recipe: a checksum over every clip's ffmpeg arguments and the broken
-    /// inputs' description. A change to the recipe changes it, and the fixtures are made again.
+    /// The stamp of this recipe: a checksum over every clip's ffmpeg arguments, the text
+    /// files' bytes and the broken inputs' description. A change to the recipe changes it, and
+    /// the fixtures are made again.
     public static let stamp: String = {
         let text = (FixtureClips.main.map(\.description) + FixtureClips.streaming.map(\.description)
             + FixtureTracks.clips.map(\.description) + [FixtureTracks.description]
@@ -57,7 +58,7 @@ public enum FixtureRecipe {
         guard let ffmpeg = Subprocess.find("ffmpeg"), let ffprobe = Subprocess.find("ffprobe") else {
             throw failure("the ffmpeg CLI (ffmpeg and ffprobe) is not on PATH; it makes the test media (Debian: apt-get install -y ffmpeg)")
         }
-        StandardStreams.writeError("fixtures: making the test media in \(folder.path) with \(ffmpeg) (about a minute, once)\n")
+        StandardStreams.writeError("fixtures: making the test media in \(folder.path) with \(ffmpeg) (about 40 s, once)\n")
         let maker = FixtureMaker(folder: folder, ffmpeg: ffmpeg, ffprobe: ffprobe)
         try maker.makeAll()
         try Data((stamp + "\n").utf8).write(to: stampFile)
