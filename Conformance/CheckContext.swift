@@ -200,7 +200,7 @@ final class CheckContext: Sendable {
     func fixture(_ name: String) throws -> URL {
         let url = fixtures.appendingPathComponent(name)
         guard FileManager.default.fileExists(atPath: url.path) else {
-            throw CheckSkip("fixture \(name) is missing from \(fixtures.path) (scripts/make-fixtures.sh makes it)")
+            throw CheckSkip("fixture \(name) is missing from \(fixtures.path) (FixtureRecipe.make(in:) makes it)")
         }
         return url
     }

@@ -3,7 +3,7 @@ import FoundationEssentials
 import PlaybackKit
 
 /// The conformance suite: every check of the `MediaPlayback` contract, run against one
-/// backend (or any player factory) with the fixtures `scripts/make-fixtures.sh` writes.
+/// backend (or any player factory) with the fixtures `FixtureRecipe` makes.
 ///
 /// Each check gets a fresh player, its own deadline (a check that does not finish in time
 /// fails as a hang) and a clean-up that shuts every player it made down. Checks run one after

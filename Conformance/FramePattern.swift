@@ -1,7 +1,7 @@
 import FoundationEssentials
 import PlaybackKit
 
-/// Reads the frame number that `scripts/make-fixtures.sh` paints into its numbered clips:
+/// Reads the frame number that the fixture recipe (`FixtureRecipe`) paints into its numbered clips:
 /// 16 bits in the top quarter, bit i (least significant first) in column i of 16 equal
 /// columns, light for 1 and dark for 0. The clips run at 25 frames a second, so frame N
 /// is presented at N / 25 s.

@@ -55,7 +55,7 @@ public struct TestCertificates: Sendable {
     private func openssl(_ arguments: [String]) throws {
         let status: Int32
         do {
-            status = try ChildProcess.run(["openssl"] + arguments, quiet: true)
+            status = try Subprocess.run("openssl", arguments, quiet: true).status
         } catch {
             throw ServerError("TLS: the openssl command-line tool is needed to make test certificates: \(error)")
         }

@@ -87,6 +87,8 @@ case $mode in
       swift build --product mediaplay
       mediaplay=.build/debug/mediaplay
     fi
+    # The fixtures, made (or confirmed) outside memcheck.
+    "$mediaplay" conformance --make-fixtures >/dev/null
     failed=0
     for backend in "${backends[@]}"; do memcheck_one "$backend" ${checks[@]+"${checks[@]}"} || failed=1; done
     exit $failed

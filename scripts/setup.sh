@@ -3,7 +3,7 @@
 # Needs root (or sudo). Safe to run again: installs nothing when all is there.
 set -euo pipefail
 packages=(
-  pkg-config libpng-dev python3 ffmpeg
+  pkg-config libpng-dev ffmpeg
   # the conformance suite's https server (OpenSSL) and its test certificates (the openssl tool)
   libssl-dev openssl
   # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
@@ -21,6 +21,8 @@ packages=(
   libvlc-dev vlc-plugin-base vlc-bin
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
+  # xine-lib 1.2 for the adapter example (Examples/XineAdapter): headers, decoders, demuxers
+  libxine2-dev libxine2-ffmpeg libxine2-misc-plugins
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -50,4 +52,5 @@ $sudo mkdir -p "$pcdir"
 write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0 gio-2.0
 write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11 libass
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
-"$(dirname "$0")/make-fixtures.sh"
+# The test media is made on first use (by the tests, mediaplay and the conformance runner, with
+# the ffmpeg CLI installed above); scripts/make-fixtures.sh makes it ahead of time.

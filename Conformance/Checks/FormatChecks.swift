@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// One clip of the format sweep in the fixtures' `formats/` folder: 3 s of the frame-numbered
 /// 320x240 picture at 25 fps and a sine (or the sine alone), in one pairing of codecs and
-/// container (`scripts/fixtures/formats.sh` makes them).
+/// container (`FixtureClips.formats` makes them).
 struct FormatClip: Sendable {
     /// The file's name in `formats/`: `<video>-<audio>.<container>`, or `<audio>.<container>`
     /// for sound alone.
@@ -90,7 +90,7 @@ enum FormatChecks {
         if let data = try? Data(contentsOf: note) {
             throw CheckSkip("\(clip.path) was not made: \(String(decoding: data, as: UTF8.self).trimmingWhitespace())")
         }
-        throw CheckFailure("the fixture is missing from \(context.fixtures.path) and no \(clip.path).missing says why (scripts/make-fixtures.sh makes it)")
+        throw CheckFailure("the fixture is missing from \(context.fixtures.path) and no \(clip.path).missing says why (FixtureRecipe.make(in:) makes it)")
     }
 
     /// The whole sweep for one clip.

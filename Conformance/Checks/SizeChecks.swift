@@ -4,7 +4,7 @@ import PlaybackKit
 
 // MARK: - The sizes
 
-/// One clip of the picture-size sweep (`scripts/fixtures/sizes.sh` makes them all).
+/// One clip of the picture-size sweep (the fixture recipe makes them all, `FixtureClips.sizeClip`).
 struct SweepClip: Sendable, CustomStringConvertible {
     /// How the clip is encoded.
     enum Codec: String, Sendable {
@@ -30,7 +30,7 @@ struct SweepClip: Sendable, CustomStringConvertible {
     var hasBand: Bool { size.width >= 64 && size.height >= 48 }
 }
 
-/// The clips of the sweep, as `scripts/fixtures/sizes.sh` lists them.
+/// The clips of the sweep.
 enum SizeSweep {
     private static func clips(_ sizes: String, _ codec: SweepClip.Codec) -> [SweepClip] {
         sizes.split(separator: " ").map { text in
@@ -57,6 +57,8 @@ enum SizeSweep {
     static let odd = clips("33x17 853x479 1919x1079", .vp9) + clips("97x61 641x359", .ffv1)
     /// 4K.
     static let uhd = clips("3840x2160", .h264)
+    /// Every clip of the sweep, as the fixture recipe makes them (`FixtureClips.sizeClip`).
+    static var all: [SweepClip] { residues + common + portrait + tiny + odd + uhd }
 
     /// How much slower than real time the players run (for runs under a memory checker):
     /// `PLAYBACK_CONFORMANCE_SLOWDOWN`, a number ≥ 1 that multiplies this family's deadlines.

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import PlaybackKit
 
-// MARK: - What the fixtures hold (scripts/fixtures/tracks.sh)
+// MARK: - What the fixtures hold (the recipe makes them from these: Fixtures/FixtureTracks.swift)
 
 /// The facts of the track fixtures, as the recipe makes them.
 enum TrackFixtures {

@@ -65,8 +65,9 @@ package enum StandardStreams {
         write(bytes, to: STDOUT_FILENO)
     }
 
-    /// Writes all of `bytes`, going on after partial writes and interruptions.
-    private static func write(_ bytes: [UInt8], to descriptor: Int32) {
+    /// Writes all of `bytes` to the file `descriptor`, going on after partial writes and
+    /// interruptions (a closed or failing descriptor ends it).
+    public static func write(_ bytes: [UInt8], to descriptor: Int32) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

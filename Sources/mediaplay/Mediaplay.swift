@@ -16,8 +16,9 @@ struct Mediaplay {
                                                      without a file, a generated sample
           info [--json] FILE|URL                     duration, size, tracks, metadata, chapters
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
-          conformance [--backend NAME|all] [--json] [--check NAME]...
+          conformance [--backend NAME|all] [--json] [--check NAME]... [--fixtures DIR]
                                                      run the conformance suite, print the matrix
+                                                     (--make-fixtures: only make the test media; --list: the checks)
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed; a list
         (--backend vlc,ffmpeg) tries each in turn until one plays.
         'mediaplay COMMAND --help' shows a command's options.
@@ -45,11 +46,6 @@ struct Mediaplay {
             usage: mediaplay thumbnail [--backend NAME] --at SECONDS -o OUT.png FILE|URL
               writes the picture shown at SECONDS as a PNG
             """,
-        "conformance": """
-            usage: mediaplay conformance [--backend NAME|all] [--json] [--check NAME|FAMILY]...
-              runs the conformance suite on the engines and prints a matrix of checks;
-              exit status 0 when every check passed (or failed as a known failure), 1 otherwise
-            """,
     ]
 
     /// Runs the command on a task (see `runCommandLineTool`).
@@ -64,6 +60,8 @@ struct Mediaplay {
             exit(2)
         }
         words.removeFirst()
+        // The conformance runner reads its own command line (--help included).
+        if command == "conformance" { exit(await conformance(words)) }
         if words.contains("--help") || words.contains("-h"), let usage = commandUsage[command] {
             print(usage)
             exit(0)
@@ -76,7 +74,6 @@ struct Mediaplay {
             case "play": status = try await PlayCommand(arguments).run()
             case "info": status = try await InfoCommand.run(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
-            case "conformance": status = try await conformance(arguments)
             case "help", "--help", "-h":
                 print(usage)
                 status = 0
@@ -147,13 +144,19 @@ struct Mediaplay {
         try fixturesFolder().appendingPathComponent("frames.mp4")
     }
 
-    static func conformance(_ arguments: Arguments) async throws -> Int32 {
-        try arguments.check(known: ["--backend", "--json", "--check"])
-        let fixtures = try fixturesFolder()
-        let backend = arguments.value("--backend")
-        let checks = arguments.values("--check")
-        return await runConformanceCommand(
-            backendName: backend == "all" ? nil : backend, json: arguments.flag("--json"),
-            fixtures: fixtures, only: checks.isEmpty ? nil : Set(checks))
+    /// `mediaplay conformance`: the library's runner (`ConformanceCommand`) over every
+    /// compiled-in backend, with the checkout's fixtures and the known failures this package
+    /// lists for its engines (`PlaybackBackends.knownConformanceFailures`).
+    static func conformance(_ words: [String]) async -> Int32 {
+        guard !Backends.all.isEmpty else {
+            StandardStreams.writeError("mediaplay: error: no backend is compiled in (build with a trait: GStreamer, FFmpeg, MPV or VLC)\n")
+            return 2
+        }
+        let known = PlaybackBackends.knownConformanceFailures.map {
+            ConformanceCommand.KnownFailure(backend: $0.backend, check: $0.check, reason: $0.reason)
+        }
+        return await ConformanceCommand.run(
+            backends: Backends.all, knownFailures: known, arguments: words,
+            fixtures: packageRoot().appendingPathComponent("Fixtures"), program: "mediaplay conformance")
     }
 }

@@ -203,6 +203,44 @@ enum CLI {
         #expect(result.stdout.contains("backend:  \(last)"))
     }
 
+    // MARK: - conformance (the library's runner)
+
+    @Test func conformanceRefusesAnUnknownBackendOrCheckWithStatus2() throws {
+        let backend = try CLI.run(["conformance", "--backend", "nonesuch"])
+        #expect(backend.status == 2)
+        #expect(backend.stderr.contains("mediaplay: error: unknown backend 'nonesuch'"), "\(backend.stderr)")
+        let check = try CLI.run(["conformance", "--check", "no.such-check"])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("unknown check(s) no.such-check"), "\(check.stderr)")
+        let option = try CLI.run(["conformance", "--frobnicate"])
+        #expect(option.status == 2)
+        #expect(option.stderr.contains("unknown option --frobnicate"), "\(option.stderr)")
+    }
+
+    @Test func conformanceListsItsChecksAndMakesFixturesWhereAsked() throws {
+        let list = try CLI.run(["conformance", "--list"])
+        #expect(list.status == 0)
+        #expect(list.stdout.split(separator: "\n").count == ConformanceSuite.checkNames.count)
+        #expect(list.stdout.contains("seek.storm\t"))
+        let made = try CLI.run(["conformance", "--make-fixtures", "--fixtures", CLI.fixtures.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout == CLI.fixtures.standardizedFileURL.path + "\n")
+    }
+
+    @Test func conformanceRunsAFamilyAndPrintsTheMatrixAsJSON() throws {
+        guard let backend = CLI.backends.first else { return }
+        let result = try CLI.run(["conformance", "--backend", backend, "--check", "bad-input.empty", "--check", "lifecycle.prepared", "--json"], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let matrix = try decoder.decode(ConformanceMatrix.self, from: Data(result.stdout.utf8))
+        #expect(matrix.reports.map(\.backend) == [backend])
+        #expect(matrix.reports.first?.results.map(\.name) == ["lifecycle.prepared", "bad-input.empty"])
+        #expect(result.stderr.contains("[\(backend)] lifecycle.prepared: pass"), "\(result.stderr)")
+    }
+
+    // MARK: - play queues
+
     @Test(arguments: CLI.backends)
     func playPlaysAQueueOfFiles(backend: String) throws {
         let files = ["short.mp4", "anamorphic.mp4"].map { CLI.fixtures.appendingPathComponent($0).path }
