@@ -59,7 +59,17 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
+        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all + WindowChecks.all
+
+    /// The families that need more than the machine the suite always runs on: `window` (an X
+    /// display). Without what they need their checks are skipped, never passed.
+    public static let optionalFamilies: Set<String> = [WindowChecks.family]
+
+    /// Every family's name, in the order they run.
+    public static var families: [String] {
+        var seen = Set<String>()
+        return checkNames.map { String($0.prefix { $0 != "." }) }.filter { seen.insert($0).inserted }
+    }
 
     /// The name and a one-line description of every check, in the order they run.
     public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }

@@ -21,6 +21,9 @@ packages=(
   libvlc-dev vlc-plugin-base vlc-bin
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
+  # window output: libVLC's X11 video outputs, the Xvfb server the window checks start when
+  # there is no $DISPLAY, libX11 for our window module, and xwd for screenshots
+  vlc-plugin-video-output xvfb x11-apps
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
