@@ -86,12 +86,13 @@ let package = Package(
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
-            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base", "vlc-plugin-video-output"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
-                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"]))],
+                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
+                           .target(name: "X11Windows", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
         // MARK: - X11 windows: made, resized, grabbed and read for the window checks and the

@@ -124,6 +124,8 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// The window's size, for the scaling modes that depend on its shape (`.window` only).
+    var windowGeometry: VLCWindowGeometry?
     /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
     var probe: StreamProbe?
     /// The media's own streams as the parse listed them (local files), before libVLC lists
@@ -235,6 +237,7 @@ final class VLCSession: @unchecked Sendable {
         switch options.videoOutput {
         case .window(let handle):
             windowOutput = true
+            windowGeometry = VLCWindowGeometry(window: handle)
             player.setWindow(UInt32(truncatingIfNeeded: handle))
         case .none, .frames:
             let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
