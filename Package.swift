@@ -61,7 +61,8 @@ let package = Package(
         .target(
             name: "GStreamerPlayback",
             dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
-                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"]))],
+                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "X11Windows", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
