@@ -10,7 +10,7 @@ import X11Windows
 /// a free display when $DISPLAY is unset). Without one every check is skipped (not run), never
 /// passed.
 enum WindowChecks {
-    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused]
+    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused, nextPlayer]
 
     /// The family's name, the part of every check's name before the dot.
     static let family = "window"
@@ -191,5 +191,19 @@ enum WindowChecks {
                                      ScalingChecks.expected(.aspectFit), frame: frame)
         }
         try expect(p.player.playbackState == .paused, "the player is \(p.player.playbackState) after the exposes, expected paused")
+    }
+
+    static let nextPlayer = Check("window.next-player", "a new player given the window right after the last one's shutdown() draws into it (as an app playing its next file)") { context in
+        let connection = try connect()
+        let window = try window(connection, size: size, title: "window.next-player")
+        let first = try await player(context, window: window, mode: .fill)
+        try await first.play()
+        try await waitForPicture(connection, window, "the first player", ScalingChecks.expected(.fill))
+        first.player.shutdown()
+        connection.clearAndExpose(window)
+        let second = try await player(context, window: window, mode: .aspectFit)
+        try await second.seek(to: 0.8)
+        try await waitForPicture(connection, window, "the next player, paused at 0.8 s", ScalingChecks.expected(.aspectFit),
+                                 frame: pausedFrame(second))
     }
 }
