@@ -8,7 +8,7 @@ package struct Arguments {
     private var options: [(name: String, value: String?)] = []
 
     /// Options that take a value; everything else that starts with `-` is a flag.
-    package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop"]
+    package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop", "--size"]
 
     /// Splits `words` (without the program name).
     package init(_ words: [String]) throws {

@@ -69,6 +69,34 @@ public final class X11Connection {
         return UInt(window)
     }
 
+    /// Makes a black window inside `parent` covering `rect` (shown at once, its events
+    /// selected like a top-level one's); nil when the server refused.
+    public func makeChildWindow(of parent: UInt, _ rect: PixelRect) -> UInt? {
+        let screen = XDefaultScreen(display)
+        let black = XBlackPixel(display, screen)
+        let window = XCreateSimpleWindow(display, Window(parent), Int32(rect.x), Int32(rect.y),
+                                         UInt32(max(1, rect.width)), UInt32(max(1, rect.height)), 0, black, black)
+        guard window != 0 else { return nil }
+        owned.insert(window)
+        XSelectInput(display, window, ExposureMask | StructureNotifyMask | ButtonPressMask)
+        XMapWindow(display, window)
+        XSync(display, 0)
+        return UInt(window)
+    }
+
+    /// Moves and resizes a window to `rect` (inside its parent).
+    public func place(_ window: UInt, _ rect: PixelRect) {
+        XMoveResizeWindow(display, Window(window), Int32(rect.x), Int32(rect.y),
+                          UInt32(max(1, rect.width)), UInt32(max(1, rect.height)))
+        XFlush(display)
+    }
+
+    /// Gives the window the keyboard focus (for a server without a window manager).
+    public func focus(_ window: UInt) {
+        XSetInputFocus(display, Window(window), RevertToParent, UInt(CurrentTime))
+        XFlush(display)
+    }
+
     /// Destroys a window this connection made.
     public func destroyWindow(_ window: UInt) {
         guard owned.remove(Window(window)) != nil else { return }
@@ -203,14 +231,14 @@ public final class X11Connection {
     // MARK: - Input
 
     /// Waits at most `timeout` seconds for the next event on this connection's windows and
-    /// returns what it means; nil when none came in time.
-    public func nextEvent(timeout: TimeInterval) -> X11Event? {
+    /// returns the window it came to and what it means; nil when none came in time.
+    public func nextEvent(timeout: TimeInterval) -> (window: UInt, event: X11Event)? {
         let deadline = monotonicSeconds() + timeout
         while true {
             while XPending(display) > 0 {
                 var event = XEvent()
                 XNextEvent(display, &event)
-                if let meaning = interpret(&event) { return meaning }
+                if let meaning = interpret(&event) { return (UInt(event.xany.window), meaning) }
             }
             let left = deadline - monotonicSeconds()
             guard left > 0, waitForInput(seconds: left) else { return nil }

@@ -16,6 +16,9 @@ struct Mediaplay {
                                                      play to the end, several files as a queue (space: pause,
                                                      arrows: seek 5 s, n/p: next/previous, q: quit);
                                                      without a file, a generated sample
+               [--window [--size WxH] [--fullscreen]]
+                                                     show the video in an X11 window (f: scaling mode,
+                                                     F: fullscreen, click the bar at the bottom: seek)
           info [--json] FILE|URL                     duration and natural size
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...

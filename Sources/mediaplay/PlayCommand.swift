@@ -23,7 +23,7 @@ final class PlayCommand: @unchecked Sendable {
     private var lastShown: (position: TimeInterval, duration: TimeInterval) = (0, 0)
 
     init(_ arguments: Arguments) throws {
-        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop"])
+        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--window", "--size", "--fullscreen"])
         self.arguments = arguments
     }
 
@@ -46,6 +46,8 @@ final class PlayCommand: @unchecked Sendable {
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
         case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none or frames, not '\(other)'")
         }
+        let window = try WindowPlayer.fromArguments(arguments, sources: sources)
+        if let window { options.videoOutput = .window(handle: window.videoWindow) }
         let names = Backends.requestedNames(arguments.value("--backend"))
         guard !names.isEmpty else {
             throw PlaybackError(code: .invalidArgument, message: arguments.value("--backend") == nil ? "no backend is compiled in" : "--backend names no backend")
@@ -73,7 +75,9 @@ final class PlayCommand: @unchecked Sendable {
             ticker.resume()
         }
         let keys = keysEnabled ? startKeys(playQueue) : nil
+        window?.start(playQueue)
         defer {
+            window?.stop()
             keys?.cancel()
             ticker?.cancel()
             queue.sync { restoreTerminal() }
