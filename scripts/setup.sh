@@ -22,8 +22,8 @@ packages=(
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
   # window output: libVLC's X11 video outputs, the Xvfb server the window checks start when
-  # there is no $DISPLAY, libX11 for our window module, and xwd for screenshots
-  vlc-plugin-video-output xvfb x11-apps
+  # there is no $DISPLAY, xwd, xwininfo and xdpyinfo for the screenshot script
+  vlc-plugin-video-output xvfb x11-apps x11-utils
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
