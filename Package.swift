@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows"]),
-        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance"]),
+        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance", "X11Windows"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -170,6 +170,23 @@ public final class X11Connection {
         XSync(display, 0)
     }
 
+    /// The windows on the screen's root (every client's top-level windows) with their titles.
+    public func topLevelWindows() -> [(window: UInt, title: String)] {
+        var root: Window = 0
+        var parent: Window = 0
+        var children: UnsafeMutablePointer<Window>?
+        var count: UInt32 = 0
+        guard XQueryTree(display, XDefaultRootWindow(display), &root, &parent, &children, &count) != 0,
+              let children else { return [] }
+        defer { XFree(children) }
+        return UnsafeBufferPointer(start: children, count: Int(count)).map { window in
+            var name: UnsafeMutablePointer<CChar>?
+            guard XFetchName(display, window, &name) != 0, let name else { return (UInt(window), "") }
+            defer { XFree(name) }
+            return (UInt(window), String(cString: name))
+        }
+    }
+
     private func descendants(of window: Window) -> [Window] {
         var root: Window = 0
         var parent: Window = 0
