@@ -9,8 +9,10 @@ import PlaybackKit
 /// fails as a hang) and a clean-up that shuts every player it made down. Checks run one after
 /// another, never in parallel. A failed check is a value in the report, never a crash; a
 /// check is skipped only for a reason the suite states (a fixture missing, or no http at all
-/// for the checks that need a stalling HTTP source). Players use null audio and no window, so
-/// the suite runs on a machine without a sound card or display.
+/// for the checks that need a stalling HTTP source, or no X display for the optional `window`
+/// family). Players use null audio and, outside the `window` family, no window, so the suite
+/// runs on a machine without a sound card or display; the `window` family starts Xvfb when
+/// there is no $DISPLAY and Xvfb is installed.
 ///
 /// An adapter's own tests can run it like this:
 ///

@@ -293,9 +293,5 @@ static inline gboolean pk_gst_set_window_handle(gpointer object, guintptr handle
     gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(object), handle);
     return TRUE;
 }
-/// Asks an overlay sink to redraw its last picture (after a layout change).
-static inline void pk_gst_overlay_expose(gpointer object) {
-    if (GST_IS_VIDEO_OVERLAY(object)) gst_video_overlay_expose(GST_VIDEO_OVERLAY(object));
-}
 
 #endif
