@@ -24,7 +24,12 @@ struct WindowPlayerTests {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        defer {
+            // Ended before the display goes (with this process), so it ends cleanly; SIGKILL,
+            // as the child may inherit a test thread's blocked SIGTERM.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
         let deadline = Date().addingTimeInterval(15)
         var found: (window: UInt, title: String)?
         while found == nil, Date() < deadline, process.isRunning {
