@@ -10,7 +10,7 @@ import X11Windows
 /// a free display when $DISPLAY is unset). Without one every check is skipped (not run), never
 /// passed.
 enum WindowChecks {
-    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused, nextPlayer]
+    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused, pausedChanges, nextPlayer]
 
     /// The family's name, the part of every check's name before the dot.
     static let family = "window"
@@ -205,5 +205,20 @@ enum WindowChecks {
         try await second.seek(to: 0.8)
         try await waitForPicture(connection, window, "the next player, paused at 0.8 s", ScalingChecks.expected(.aspectFit),
                                  frame: pausedFrame(second))
+    }
+
+    static let pausedChanges = Check("window.paused-changes", "while paused, a new scaling mode and a resize of the window show at once (the paused picture laid out again)") { context in
+        let connection = try connect()
+        let window = try window(connection, size: size, title: "window.paused-changes")
+        let p = try await player(context, window: window, mode: .aspectFit)
+        try await p.seek(to: 0.8)
+        let frame = pausedFrame(p)
+        try await waitForPicture(connection, window, "paused at 0.8 s", ScalingChecks.expected(.aspectFit), frame: frame)
+        p.player.scalingMode = .fill
+        try await waitForPicture(connection, window, "paused, after scalingMode = .fill", ScalingChecks.expected(.fill), frame: frame)
+        p.player.scalingMode = .aspectFit
+        connection.resize(window, to: portrait)
+        try await waitForPicture(connection, window, "paused, back to aspectFit and resized to 240x360", portraitFit, frame: frame)
+        try expect(p.player.playbackState == .paused, "the player is \(p.player.playbackState) after the changes, expected paused")
     }
 }
