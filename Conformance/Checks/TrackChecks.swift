@@ -233,7 +233,7 @@ enum TrackChecks {
         try expect(listed.count == 3, "film.mkv has \(listed.count) chapters, expected 3: \(listed)")
         for (chapter, want) in zip(listed, TrackFixtures.chapters) {
             try expect(chapter.title == want.title && abs(chapter.start - want.start) <= 0.01
-                       && abs((chapter.end ?? want.end!) - want.end!) <= 0.01,
+                       && abs((chapter.end ?? .infinity) - want.end!) <= 0.01,
                        "chapter \(chapter) differs from \(want)")
         }
         let reached = try await p.seek(to: listed[1].start, near: 0.05)
@@ -278,14 +278,26 @@ enum TrackChecks {
         if p.position > 0.05 { try await p.seek(to: 0) }
         let mark = p.mark
         try await p.play()
-        // Where media time stands against the wall clock, once playback moves.
+        // Where media time stands against the wall clock, sampled every 10 ms while playing,
+        // so an engine whose clock drifts from the wall clock (a loaded machine) is judged by
+        // its own media time at each event, not by one origin seconds earlier.
         try await p.waitForPosition(atLeast: 0.1, timeout: 3)
-        let originWall = monotonicSeconds(), originMedia = p.position
         let last = TrackFixtures.cues.last!.end! + delay
-        try await p.waitForPosition(atLeast: last + 0.2, timeout: last + 3)
+        let deadline = monotonicSeconds() + last + 3
+        var samples: [(wall: TimeInterval, media: TimeInterval)] = []
+        while true {
+            let wall = monotonicSeconds(), media = p.position
+            samples.append((wall, media))
+            if media >= last + 0.2 { break }
+            if wall > deadline {
+                throw CheckFailure("\(what): the position did not reach \(format(last + 0.2)) s (it is \(format(media)) s, state \(p.player.playbackState))")
+            }
+            try await observe(for: 0.01)
+        }
         let changes = p.recorder.entries(since: mark).compactMap { entry -> (cue: SubtitleCue?, media: TimeInterval)? in
             guard case .subtitleChanged(let cue) = entry.event else { return nil }
-            return (cue, originMedia + entry.time - originWall)
+            let before = samples.last(where: { $0.wall <= entry.time }) ?? samples[0]
+            return (cue, before.media + entry.time - before.wall)
         }
         var expected: [(text: String?, at: TimeInterval)] = []
         for (cue, text) in zip(TrackFixtures.cues, texts) {

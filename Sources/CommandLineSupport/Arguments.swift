@@ -8,7 +8,8 @@ package struct Arguments {
     private var options: [(name: String, value: String?)] = []
 
     /// Options that take a value; everything else that starts with `-` is a flag.
-    package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop", "--size"]
+    package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop",
+                                               "--audio-lang", "--sub-lang", "--sub", "--size"]
 
     /// Splits `words` (without the program name).
     package init(_ words: [String]) throws {
@@ -110,6 +111,12 @@ package func packageRoot() -> URL {
 /// dispatch main loop's does, is something valgrind's memcheck cannot follow; nothing in the
 /// tools uses the main actor or the main queue.
 package func runCommandLineTool(_ body: @escaping @Sendable () async -> Void) {
+    // A parent may have started the tool with termination signals blocked (a child inherits
+    // the mask); a command-line tool must still stop when told to.
+    var termination = sigset_t()
+    sigemptyset(&termination)
+    for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&termination, signal) }
+    pthread_sigmask(SIG_UNBLOCK, &termination, nil)
     let finished = DispatchSemaphore(value: 0)
     Task.detached {
         await body()

@@ -55,7 +55,7 @@ package enum JSONValue: Encodable {
     /// The JSON text, keys sorted; indented on several lines when `pretty`.
     package func text(pretty: Bool = false) throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 }

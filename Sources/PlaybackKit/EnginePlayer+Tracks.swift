@@ -30,7 +30,10 @@ extension EnginePlayer {
     public var tracks: [MediaTrack] { published.get().tracks }
     public var engineReportedTracks: [MediaTrack] { published.get().engineReportedTracks }
     public var metadata: MediaMetadata { published.get().metadata }
-    public var chapters: [Chapter] { published.get().chapters }
+    public var chapters: [Chapter] {
+        let published = published.get()
+        return Chapter.completingEnds(published.chapters, duration: published.duration)
+    }
     public var currentSubtitle: SubtitleCue? { published.get().currentSubtitle }
 
     public func selectTrack(id: String) {

@@ -118,6 +118,18 @@ public struct Chapter: Sendable, Equatable {
         self.start = start
         self.end = end
     }
+
+    /// `chapters` with every end known: the chapter's own, else the next one's start, else
+    /// `duration` for the last (when known): engines differ in which of these they report.
+    package static func completingEnds(_ chapters: [Chapter], duration: TimeInterval) -> [Chapter] {
+        chapters.indices.map { index in
+            var chapter = chapters[index]
+            if chapter.end == nil {
+                chapter.end = index + 1 < chapters.count ? chapters[index + 1].start : (duration > 0 ? duration : nil)
+            }
+            return chapter
+        }
+    }
 }
 
 // MARK: - Tracks as an engine lists them

@@ -12,20 +12,48 @@ struct Mediaplay {
     static let usage = """
         usage: mediaplay <command> [--backend NAME] ...
           backends                                   list the engines compiled in, with versions
-          play [--audio null|system] [--video none|frames] [--quiet] [--loop one|all] [FILE|URL ...]
-                                                     play to the end, several files as a queue (space: pause,
-                                                     arrows: seek 5 s, n/p: next/previous, q: quit);
+          play [options] [FILE|URL ...]              play to the end, several files as a queue;
                                                      without a file, a generated sample
-               [--window [--size WxH] [--fullscreen]]
-                                                     show the video in an X11 window (f: scaling mode,
-                                                     F: fullscreen, click the bar at the bottom: seek)
-          info [--json] FILE|URL                     duration and natural size
+          info [--json] FILE|URL                     duration, size, tracks, metadata, chapters
           thumbnail --at SECONDS -o OUT.png FILE|URL the frame at that time, as PNG
           conformance [--backend NAME|all] [--json] [--check NAME]...
                                                      run the conformance suite, print the matrix
         The backend is --backend NAME, else $MEDIAPLAYBACK_BACKEND, else the first listed; a list
         (--backend vlc,ffmpeg) tries each in turn until one plays.
+        'mediaplay COMMAND --help' shows a command's options.
         """
+
+    /// Each command's own usage, for `mediaplay COMMAND --help`.
+    static let commandUsage: [String: String] = [
+        "backends": """
+            usage: mediaplay backends
+              one line per engine compiled in: its name and the engine's version
+            """,
+        "play": """
+            usage: mediaplay play [--backend NAME[,NAME...]] [--audio null|system] [--video none|frames]
+                                  [--audio-lang LANG[,LANG...]] [--sub-lang LANG[,LANG...]] [--sub FILE]...
+                                  [--loop one|all] [--quiet] [--window [--size WxH] [--fullscreen]] [FILE|URL ...]
+              plays to the end; several files play as a queue. Keys on a terminal:
+                space pause/play     left/right seek 5 s      n/p next/previous item
+                a next audio track   s next subtitle (or off) 9/0 volume down/up   m mute
+                [/] slower/faster    i engine, source and streams                 q quit
+              --audio-lang/--sub-lang prefer tracks in these languages; --sub adds a subtitle file
+              (SRT, ASS/SSA, WebVTT) and shows it; the current subtitle is written as it changes.
+              --window shows the video in an X11 window (640x360, or --size; --fullscreen): the
+              time in its title, a seek bar at the bottom (click to seek); in the window space,
+              arrows, n, p and q as above, f the next scaling mode, F fullscreen.
+            """,
+        "info": InfoCommand.usage,
+        "thumbnail": """
+            usage: mediaplay thumbnail [--backend NAME] --at SECONDS -o OUT.png FILE|URL
+              writes the picture shown at SECONDS as a PNG
+            """,
+        "conformance": """
+            usage: mediaplay conformance [--backend NAME|all] [--json] [--check NAME|FAMILY]...
+              runs the conformance suite on the engines and prints a matrix of checks;
+              exit status 0 when every check passed (or failed as a known failure), 1 otherwise
+            """,
+    ]
 
     /// Runs the command on a task (see `runCommandLineTool`).
     static func main() { runCommandLineTool { await run() } }
@@ -39,13 +67,17 @@ struct Mediaplay {
             exit(2)
         }
         words.removeFirst()
+        if words.contains("--help") || words.contains("-h"), let usage = commandUsage[command] {
+            print(usage)
+            exit(0)
+        }
         do {
             let arguments = try Arguments(words)
             let status: Int32
             switch command {
             case "backends": status = try listBackends(arguments)
             case "play": status = try await PlayCommand(arguments).run()
-            case "info": status = try await info(arguments)
+            case "info": status = try await InfoCommand.run(arguments)
             case "thumbnail": status = try await thumbnail(arguments)
             case "conformance": status = try await conformance(arguments)
             case "help", "--help", "-h":
@@ -76,38 +108,6 @@ struct Mediaplay {
             print("\(backend.name)\t\(backend.engineVersion)")
         }
         return Backends.all.isEmpty ? 1 : 0
-    }
-
-    // MARK: - info
-
-    static func info(_ arguments: Arguments) async throws -> Int32 {
-        try arguments.check(known: ["--backend", "--json"])
-        let source = MediaSource(argument: try arguments.single("FILE or URL"))
-        let player = try Backends.makePlayer(
-            backend: arguments.value("--backend"), url: source.url,
-            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
-        defer { player.shutdown() }
-        try await player.prepare()
-        let size = player.naturalSize
-        let backend = player.backendName
-        let version = Backends.backend(named: backend)?.engineVersion ?? "unknown version"
-        if arguments.flag("--json") {
-            let object: [String: Any] = [
-                "backend": backend,
-                "url": source.url.absoluteString,
-                "duration": player.duration,
-                "width": size.width,
-                "height": size.height,
-                "hasVideo": !size.isEmpty,
-            ]
-            print(try JSONValue(object).text())
-        } else {
-            print("backend:  \(backend) (\(version))")
-            print("source:   \(source.isFile ? source.path : source.url.absoluteString)")
-            print("duration: \(String(cFormat: "%.3f", player.duration)) s (\(clockText(player.duration)))")
-            print("size:     \(size.isEmpty ? "no video" : size.description)")
-        }
-        return 0
     }
 
     // MARK: - thumbnail

@@ -5,25 +5,27 @@ import CommandLineSupport
 import PlaybackKit
 
 /// `mediaplay play`: plays one file or a queue of them, to the end, with a live time widget on
-/// a terminal (plain progress lines otherwise); space pauses, the arrow keys seek 5 s, n and p
-/// go to the next and the previous item, q quits. `--loop one|all` repeats the item or the
-/// queue. Without a terminal on stdin no key is read and the queue plays through.
+/// a terminal (plain progress lines otherwise) and the subtitle shown as it changes; the keys
+/// are `PlayKeys`'. `--loop one|all` repeats the item or the queue; `--audio-lang`,
+/// `--sub-lang` and `--sub` choose tracks as `PlaybackOptions` does. Without a terminal on
+/// stdin no key is read and the queue plays through.
 final class PlayCommand: @unchecked Sendable {
     // @unchecked: mutable state is touched only on `queue`.
     private let arguments: Arguments
     private let queue = DispatchQueue(label: "mediaplay.play")
     private let isTerminal = isatty(STDOUT_FILENO) == 1
     private let keysEnabled = isatty(STDIN_FILENO) == 1
-    private var savedTerminal = termios()
-    private var rawMode = false
     private var lastPlainSecond = -1
     private var lastPlainStalled = false
     /// The position and duration last drawn: what the final line shows after `q` (a stopped
     /// player no longer has them).
     private var lastShown: (position: TimeInterval, duration: TimeInterval) = (0, 0)
+    /// The subtitle text last written, so each change is written once.
+    private var lastSubtitle: String?
 
     init(_ arguments: Arguments) throws {
-        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--window", "--size", "--fullscreen"])
+        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--audio-lang", "--sub-lang", "--sub",
+                                    "--window", "--size", "--fullscreen"])
         self.arguments = arguments
     }
 
@@ -48,6 +50,12 @@ final class PlayCommand: @unchecked Sendable {
         }
         let window = try WindowPlayer.fromArguments(arguments, sources: sources)
         if let window { options.videoOutput = .window(handle: window.videoWindow) }
+        options.preferredAudioLanguages = Self.languages(arguments.value("--audio-lang"))
+        options.preferredSubtitleLanguages = Self.languages(arguments.value("--sub-lang"))
+        options.subtitleURLs = arguments.values("--sub").map { MediaSource(argument: $0).url }
+        if !options.subtitleURLs.isEmpty, sources.count > 1 {
+            throw PlaybackError(code: .invalidArgument, message: "--sub goes with one file to play, not \(sources.count)")
+        }
         let names = Backends.requestedNames(arguments.value("--backend"))
         guard !names.isEmpty else {
             throw PlaybackError(code: .invalidArgument, message: arguments.value("--backend") == nil ? "no backend is compiled in" : "--backend names no backend")
@@ -74,13 +82,13 @@ final class PlayCommand: @unchecked Sendable {
             ticker.setEventHandler { [self] in if let player = playQueue.player { draw(player) } }
             ticker.resume()
         }
-        let keys = keysEnabled ? startKeys(playQueue) : nil
+        let keys = keysEnabled ? PlayKeys(queue: queue, playQueue: playQueue, announce: { [self] in announce($0) }) : nil
+        keys?.start()
         window?.start(playQueue)
         defer {
             window?.stop()
-            keys?.cancel()
+            keys?.stop()
             ticker?.cancel()
-            queue.sync { restoreTerminal() }
             playQueue.shutdown()
         }
 
@@ -89,6 +97,7 @@ final class PlayCommand: @unchecked Sendable {
             switch event {
             case .itemChanged(let index):
                 if !quiet { queue.sync { startItem(index, of: sources) } }
+                keys?.itemStarted()
             case .finished:
                 endedDuration = playQueue.player?.duration ?? 0
                 break listening
@@ -109,6 +118,11 @@ final class PlayCommand: @unchecked Sendable {
         case "all": return .all
         case let other: throw PlaybackError(code: .invalidArgument, message: "--loop takes one, all or off, not '\(other)'")
         }
+    }
+
+    /// `--audio-lang eng,fre`: the languages in order of preference.
+    static func languages(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
     }
 
     /// True when a sound server or an ALSA playback device is there to play to.
@@ -151,6 +165,11 @@ final class PlayCommand: @unchecked Sendable {
             if isTerminal { writeOut("\r\u{1B}[Kopening…") }
             return
         }
+        let subtitle = player.currentSubtitle.map { $0.text.split(whereSeparator: \.isNewline).joined(separator: " / ") }
+        if subtitle != lastSubtitle {
+            lastSubtitle = subtitle
+            if let subtitle { announce("subtitle: \(subtitle)") }
+        }
         lastShown = (player.currentPlaybackTime, player.duration)
         if isTerminal {
             writeOut("\r\u{1B}[K\(widget(player))")
@@ -185,73 +204,13 @@ final class PlayCommand: @unchecked Sendable {
         writeOut("[\(index + 1)/\(sources.count)] \(name)\n")
     }
 
+    /// A line of its own above the widget (which the next tick draws again).
+    private func announce(_ text: String) {
+        writeOut(isTerminal ? "\r\u{1B}[K\(text)\n" : "\(text)\n")
+    }
+
     /// Writes straight to stdout, unbuffered, so lines appear as they happen.
     private func writeOut(_ text: String) {
         StandardStreams.writeOutput(text)
-    }
-
-    // MARK: - Keys
-
-    private func startKeys(_ playQueue: PlaybackQueue) -> DispatchSourceRead {
-        queue.sync { enterRawMode() }
-        let source = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: queue)
-        var pending: [UInt8] = []
-        source.setEventHandler {
-            var bytes = [UInt8](repeating: 0, count: 16)
-            let count = read(STDIN_FILENO, &bytes, bytes.count)
-            guard count > 0 else {
-                source.cancel()
-                return
-            }
-            pending.append(contentsOf: bytes[0..<count])
-            while !pending.isEmpty {
-                if pending[0] == 0x1B {
-                    guard pending.count >= 3 else { return }
-                    if let player = playQueue.player, pending[1] == 0x5B {
-                        if pending[2] == 0x43 { Self.seek(player, by: 5) }
-                        if pending[2] == 0x44 { Self.seek(player, by: -5) }
-                    }
-                    pending.removeFirst(3)
-                    continue
-                }
-                switch pending.removeFirst() {
-                case UInt8(ascii: " "):
-                    if playQueue.player?.isPlaying == true { playQueue.pause() } else { playQueue.play() }
-                case UInt8(ascii: "n"), UInt8(ascii: "N"):
-                    playQueue.next()
-                case UInt8(ascii: "p"), UInt8(ascii: "P"):
-                    playQueue.previous()
-                case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x03:
-                    playQueue.shutdown()
-                default:
-                    break
-                }
-            }
-        }
-        source.resume()
-        return source
-    }
-
-    private static func seek(_ player: any MediaPlayback, by delta: TimeInterval) {
-        var target = player.currentPlaybackTime + delta
-        if player.duration > 0 { target = min(target, player.duration) }
-        player.currentPlaybackTime = max(0, target)
-    }
-
-    private func enterRawMode() {
-        guard tcgetattr(STDIN_FILENO, &savedTerminal) == 0 else { return }
-        var raw = savedTerminal
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
-            cc[Int(VMIN)] = 1
-            cc[Int(VTIME)] = 0
-        }
-        if tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 { rawMode = true }
-    }
-
-    private func restoreTerminal() {
-        guard rawMode else { return }
-        tcsetattr(STDIN_FILENO, TCSANOW, &savedTerminal)
-        rawMode = false
     }
 }

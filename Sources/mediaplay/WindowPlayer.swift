@@ -132,8 +132,8 @@ final class WindowPlayer: @unchecked Sendable {
         switch (key.symbol, key.text) {
         case (_, " "):
             if player?.isPlaying == true { playQueue.pause() } else { playQueue.play() }
-        case (X11Key.right, _): player.map { Self.seek($0, by: 5) }
-        case (X11Key.left, _): player.map { Self.seek($0, by: -5) }
+        case (X11Key.right, _): player.map { PlayKeys.seek($0, by: 5) }
+        case (X11Key.left, _): player.map { PlayKeys.seek($0, by: -5) }
         case (_, "n"), (_, "N"): playQueue.next()
         case (_, "p"), (_, "P"): playQueue.previous()
         case (_, "f"):
@@ -145,12 +145,6 @@ final class WindowPlayer: @unchecked Sendable {
         case (_, "q"), (_, "Q"), (X11Key.escape, _): playQueue.shutdown()
         default: break
         }
-    }
-
-    private static func seek(_ player: any MediaPlayback, by delta: TimeInterval) {
-        var target = player.currentPlaybackTime + delta
-        if player.duration > 0 { target = min(target, player.duration) }
-        player.currentPlaybackTime = max(0, target)
     }
 
     private func toggleFullscreen() {

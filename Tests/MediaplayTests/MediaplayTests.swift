@@ -57,7 +57,11 @@ enum CLI {
         }
         if done.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
-            _ = done.wait(timeout: .now() + 5)
+            // The test runner's threads block SIGTERM, and a child inherits that mask.
+            if done.wait(timeout: .now() + 5) == .timedOut {
+                kill(process.processIdentifier, SIGKILL)
+                _ = done.wait(timeout: .now() + 5)
+            }
             Issue.record("mediaplay \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
         }
         readers.wait()

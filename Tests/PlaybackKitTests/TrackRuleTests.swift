@@ -201,6 +201,17 @@ import Testing
         #expect(rig.player.chapters == chapters)
     }
 
+    @Test func aChapterWithoutAnEndEndsAtTheNextOrAtTheEndOfTheMedia() {
+        let rig = ScriptedRig()
+        rig.player.prepareToPlay()
+        rig.settle()
+        rig.engine.sink.chaptersChanged([Chapter(title: "One", start: 0, end: nil), Chapter(title: "Two", start: 3, end: nil)])
+        rig.engine.sink.prepared(ScriptedRig.info)
+        rig.settle()
+        #expect(rig.player.chapters == [Chapter(title: "One", start: 0, end: 3),
+                                        Chapter(title: "Two", start: 3, end: ScriptedRig.info.duration)])
+    }
+
     // MARK: - The cue clock
 
     @Test func cuesAreAnnouncedAtTheirMediaTime() {
