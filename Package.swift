@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "VLCPlayback", targets: ["VLCPlayback"]),
         .library(name: "PlaybackBackends", targets: ["PlaybackBackends"]),
         .library(name: "PlaybackConformance", targets: ["PlaybackConformance"]),
+        .library(name: "X11Windows", targets: ["X11Windows"]),
         .executable(name: "mediaplay", targets: ["mediaplay"]),
     ],
     traits: [
@@ -60,7 +61,8 @@ let package = Package(
         .target(
             name: "GStreamerPlayback",
             dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
-                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"]))],
+                           .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "X11Windows", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
@@ -85,13 +87,21 @@ let package = Package(
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
-            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base", "vlc-plugin-video-output"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
-                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"]))],
+                           .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
+                           .target(name: "X11Windows", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
+
+        // MARK: - X11 windows: made, resized, grabbed and read for the window checks and the
+        // desktop player, and the Xvfb server started when there is no $DISPLAY
+        .systemLibrary(
+            name: "CX11", path: "Sources/CX11", pkgConfig: "x11",
+            providers: [.apt(["libx11-dev"])]),
+        .target(name: "X11Windows", dependencies: ["PlaybackKit", "CX11"]),
 
         // MARK: - Registry, conformance suite, command line
         .target(
@@ -107,11 +117,11 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
-        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL"], path: "Conformance"),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL", "X11Windows"], path: "Conformance"),
         .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport"],
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "CommandLineSupport", "X11Windows"],
             // The release tool carries the Swift runtime inside (as `--static-swift-stdlib`
             // does): 2-4 MiB less resident memory and a faster start than loading the
             // runtime's shared libraries. The static FoundationEssentials needs its two
@@ -135,8 +145,8 @@ let package = Package(
         .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "MediaProbe"]),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance"]),
-        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance"]),
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows"]),
+        .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance", "X11Windows"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,8 +9,10 @@ import PlaybackKit
 /// fails as a hang) and a clean-up that shuts every player it made down. Checks run one after
 /// another, never in parallel. A failed check is a value in the report, never a crash; a
 /// check is skipped only for a reason the suite states (a fixture missing, or no http at all
-/// for the checks that need a stalling HTTP source). Players use null audio and no window, so
-/// the suite runs on a machine without a sound card or display.
+/// for the checks that need a stalling HTTP source, or no X display for the optional `window`
+/// family). Players use null audio and, outside the `window` family, no window, so the suite
+/// runs on a machine without a sound card or display; the `window` family starts Xvfb when
+/// there is no $DISPLAY and Xvfb is installed.
 ///
 /// An adapter's own tests can run it like this:
 ///
@@ -59,7 +61,17 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
+        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all + WindowChecks.all
+
+    /// The families that need more than the machine the suite always runs on: `window` (an X
+    /// display). Without what they need their checks are skipped, never passed.
+    public static let optionalFamilies: Set<String> = [WindowChecks.family]
+
+    /// Every family's name, in the order they run.
+    public static var families: [String] {
+        var seen = Set<String>()
+        return checkNames.map { String($0.prefix { $0 != "." }) }.filter { seen.insert($0).inserted }
+    }
 
     /// The name and a one-line description of every check, in the order they run.
     public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }

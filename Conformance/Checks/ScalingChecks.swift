@@ -50,9 +50,17 @@ enum ScalingChecks {
         return (ok, "(\(probe.x),\(probe.y)) is rgb(\(p.r),\(p.g),\(p.b)) = \(found?.rawValue ?? "other"), expected \(probe.kind.rawValue) (\(probe.note))")
     }
 
+    /// What a picture composed by one mode shows: probes, and where the picture (with its
+    /// frame number) lies.
+    struct Expectation {
+        let probes: [Probe]
+        let numberRegion: PixelRect
+    }
+
     /// Plays frames.mp4 into the viewport with `mode`, then checks the probes and the frame
-    /// number read from `numberRegion`.
-    static func check(_ context: CheckContext, mode: ScalingMode, probes: [Probe], numberRegion: PixelRect) async throws {
+    /// number read from the picture area.
+    static func check(_ context: CheckContext, mode: ScalingMode) async throws {
+        let (probes, numberRegion) = (expected(mode).probes, expected(mode).numberRegion)
         let p = try context.player("frames.mp4", frames: true, viewport: viewport)
         try await p.prepare()
         p.player.scalingMode = mode
@@ -76,46 +84,60 @@ enum ScalingChecks {
     // Source 320x240: frame-number band rows 0..<60, grey 60..<180, bottom 180..<240
     // (red for columns 0..<160, blue 160..<320).
 
+    /// The probes and the picture area of `mode` in the 400x200 viewport.
+    static func expected(_ mode: ScalingMode) -> Expectation {
+        switch mode {
+        case .aspectFit:
+            return Expectation(probes: [
+                Probe(10, 100, .black, "left bar"), Probe(60, 100, .black, "left bar"), Probe(30, 20, .black, "left bar"),
+                Probe(340, 100, .black, "right bar"), Probe(390, 100, .black, "right bar"), Probe(370, 180, .black, "right bar"),
+                Probe(71, 100, .grey, "picture's left edge"), Probe(200, 100, .grey, "centre"), Probe(328, 100, .grey, "picture's right edge"),
+                Probe(200, 25, .band, "number band"), Probe(200, 56, .grey, "below the band (ends at 50)"), Probe(200, 144, .grey, "above the bottom (starts at 150)"),
+                Probe(75, 175, .red, "bottom left"), Probe(190, 175, .red, "bottom left"),
+                Probe(210, 175, .blue, "bottom right"), Probe(325, 175, .blue, "bottom right"),
+            ], numberRegion: PixelRect(x: 66, y: 0, width: 267, height: 200))
+        case .aspectFill:
+            return Expectation(probes: [
+                Probe(3, 100, .grey, "left edge, no bar"), Probe(396, 100, .grey, "right edge, no bar"),
+                Probe(3, 190, .red, "bottom left corner"), Probe(396, 190, .blue, "bottom right corner"),
+                Probe(200, 10, .band, "number band (rows 0..25)"), Probe(200, 35, .grey, "below the cropped band"),
+                Probe(100, 165, .grey, "above the cropped bottom (starts at 175)"),
+                Probe(100, 190, .red, "bottom left"), Probe(190, 190, .red, "bottom left"),
+                Probe(210, 190, .blue, "bottom right"), Probe(300, 190, .blue, "bottom right"),
+            ], numberRegion: PixelRect(x: 0, y: 0, width: 400, height: 100))
+        case .fill:
+            return Expectation(probes: [
+                Probe(3, 100, .grey, "left edge, no bar"), Probe(396, 100, .grey, "right edge, no bar"),
+                Probe(3, 190, .red, "bottom left corner"), Probe(396, 190, .blue, "bottom right corner"),
+                Probe(200, 40, .band, "number band (rows 0..50)"), Probe(200, 56, .grey, "below the band"),
+                Probe(200, 144, .grey, "above the bottom"), Probe(100, 160, .red, "bottom left (from 150)"),
+                Probe(190, 165, .red, "bottom left"), Probe(210, 165, .blue, "bottom right"), Probe(300, 160, .blue, "bottom right"),
+            ], numberRegion: PixelRect(x: 0, y: 0, width: 400, height: 200))
+        case .none:
+            return Expectation(probes: [
+                Probe(20, 100, .black, "left bar"), Probe(35, 180, .black, "left bar"),
+                Probe(380, 100, .black, "right bar"), Probe(365, 20, .black, "right bar"),
+                Probe(45, 100, .grey, "picture's left edge"), Probe(50, 100, .grey, "picture's left edge"), Probe(355, 100, .grey, "picture's right edge"),
+                Probe(200, 30, .band, "number band (rows 0..40)"), Probe(200, 46, .grey, "below the band"),
+                Probe(200, 154, .grey, "above the bottom (from 160)"), Probe(100, 170, .red, "bottom left"), Probe(195, 190, .red, "bottom left"),
+                Probe(205, 190, .blue, "bottom right"), Probe(300, 170, .blue, "bottom right"),
+            ], numberRegion: PixelRect(x: 40, y: 0, width: 320, height: 80))
+        }
+    }
+
     static let aspectFit = Check("picture.scaling-aspect-fit", "aspectFit: the whole picture, aspect kept (267x200 at x 66), black bars left and right") { context in
-        try await check(context, mode: .aspectFit, probes: [
-            Probe(10, 100, .black, "left bar"), Probe(60, 100, .black, "left bar"), Probe(30, 20, .black, "left bar"),
-            Probe(340, 100, .black, "right bar"), Probe(390, 100, .black, "right bar"), Probe(370, 180, .black, "right bar"),
-            Probe(71, 100, .grey, "picture's left edge"), Probe(200, 100, .grey, "centre"), Probe(328, 100, .grey, "picture's right edge"),
-            Probe(200, 25, .band, "number band"), Probe(200, 56, .grey, "below the band (ends at 50)"), Probe(200, 144, .grey, "above the bottom (starts at 150)"),
-            Probe(75, 175, .red, "bottom left"), Probe(190, 175, .red, "bottom left"),
-            Probe(210, 175, .blue, "bottom right"), Probe(325, 175, .blue, "bottom right"),
-        ], numberRegion: PixelRect(x: 66, y: 0, width: 267, height: 200))
+        try await check(context, mode: .aspectFit)
     }
 
     static let aspectFill = Check("picture.scaling-aspect-fill", "aspectFill: fills the viewport, aspect kept, top and bottom cropped, no bars") { context in
-        try await check(context, mode: .aspectFill, probes: [
-            Probe(3, 100, .grey, "left edge, no bar"), Probe(396, 100, .grey, "right edge, no bar"),
-            Probe(3, 190, .red, "bottom left corner"), Probe(396, 190, .blue, "bottom right corner"),
-            Probe(200, 10, .band, "number band (rows 0..25)"), Probe(200, 35, .grey, "below the cropped band"),
-            Probe(100, 165, .grey, "above the cropped bottom (starts at 175)"),
-            Probe(100, 190, .red, "bottom left"), Probe(190, 190, .red, "bottom left"),
-            Probe(210, 190, .blue, "bottom right"), Probe(300, 190, .blue, "bottom right"),
-        ], numberRegion: PixelRect(x: 0, y: 0, width: 400, height: 100))
+        try await check(context, mode: .aspectFill)
     }
 
     static let fill = Check("picture.scaling-fill", "fill: stretched to the whole viewport, aspect not kept, nothing cropped") { context in
-        try await check(context, mode: .fill, probes: [
-            Probe(3, 100, .grey, "left edge, no bar"), Probe(396, 100, .grey, "right edge, no bar"),
-            Probe(3, 190, .red, "bottom left corner"), Probe(396, 190, .blue, "bottom right corner"),
-            Probe(200, 40, .band, "number band (rows 0..50)"), Probe(200, 56, .grey, "below the band"),
-            Probe(200, 144, .grey, "above the bottom"), Probe(100, 160, .red, "bottom left (from 150)"),
-            Probe(190, 165, .red, "bottom left"), Probe(210, 165, .blue, "bottom right"), Probe(300, 160, .blue, "bottom right"),
-        ], numberRegion: PixelRect(x: 0, y: 0, width: 400, height: 200))
+        try await check(context, mode: .fill)
     }
 
     static let none = Check("picture.scaling-none", "none: natural size centred (x 40..360), rows 20..220 of the picture, black bars at the sides") { context in
-        try await check(context, mode: .none, probes: [
-            Probe(20, 100, .black, "left bar"), Probe(35, 180, .black, "left bar"),
-            Probe(380, 100, .black, "right bar"), Probe(365, 20, .black, "right bar"),
-            Probe(45, 100, .grey, "picture's left edge"), Probe(50, 100, .grey, "picture's left edge"), Probe(355, 100, .grey, "picture's right edge"),
-            Probe(200, 30, .band, "number band (rows 0..40)"), Probe(200, 46, .grey, "below the band"),
-            Probe(200, 154, .grey, "above the bottom (from 160)"), Probe(100, 170, .red, "bottom left"), Probe(195, 190, .red, "bottom left"),
-            Probe(205, 190, .blue, "bottom right"), Probe(300, 170, .blue, "bottom right"),
-        ], numberRegion: PixelRect(x: 40, y: 0, width: 320, height: 80))
+        try await check(context, mode: .none)
     }
 }

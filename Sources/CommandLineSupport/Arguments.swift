@@ -9,7 +9,7 @@ package struct Arguments {
 
     /// Options that take a value; everything else that starts with `-` is a flag.
     package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop",
-                                               "--audio-lang", "--sub-lang", "--sub"]
+                                               "--audio-lang", "--sub-lang", "--sub", "--size"]
 
     /// Splits `words` (without the program name).
     package init(_ words: [String]) throws {

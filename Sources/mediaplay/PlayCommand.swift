@@ -24,7 +24,8 @@ final class PlayCommand: @unchecked Sendable {
     private var lastSubtitle: String?
 
     init(_ arguments: Arguments) throws {
-        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--audio-lang", "--sub-lang", "--sub"])
+        try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--audio-lang", "--sub-lang", "--sub",
+                                    "--window", "--size", "--fullscreen"])
         self.arguments = arguments
     }
 
@@ -47,6 +48,8 @@ final class PlayCommand: @unchecked Sendable {
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
         case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none or frames, not '\(other)'")
         }
+        let window = try WindowPlayer.fromArguments(arguments, sources: sources)
+        if let window { options.videoOutput = .window(handle: window.videoWindow) }
         options.preferredAudioLanguages = Self.languages(arguments.value("--audio-lang"))
         options.preferredSubtitleLanguages = Self.languages(arguments.value("--sub-lang"))
         options.subtitleURLs = arguments.values("--sub").map { MediaSource(argument: $0).url }
@@ -81,7 +84,9 @@ final class PlayCommand: @unchecked Sendable {
         }
         let keys = keysEnabled ? PlayKeys(queue: queue, playQueue: playQueue, announce: { [self] in announce($0) }) : nil
         keys?.start()
+        window?.start(playQueue)
         defer {
+            window?.stop()
             keys?.stop()
             ticker?.cancel()
             playQueue.shutdown()

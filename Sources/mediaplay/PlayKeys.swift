@@ -159,7 +159,8 @@ final class PlayKeys: @unchecked Sendable {
         announce(details.hasSuffix("\n") ? String(details.dropLast()) : details)
     }
 
-    private static func seek(_ player: any MediaPlayback, by delta: TimeInterval) {
+    /// Seeks `delta` seconds from the position, within the media (the window player's arrows too).
+    static func seek(_ player: any MediaPlayback, by delta: TimeInterval) {
         var target = player.currentPlaybackTime + delta
         if player.duration > 0 { target = min(target, player.duration) }
         player.currentPlaybackTime = max(0, target)

@@ -84,6 +84,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case waitsForeverOnSilentServers
         /// A `.network` error is reported as `.engine`.
         case mislabelsNetworkErrors
+        /// A `.window` output never reaches the engine (it plays with no picture), as an
+        /// adapter that hands the window id to a sink that was never linked would.
+        case dropsWindowOutput
     }
 
     let inner: any MediaPlayback
@@ -133,6 +136,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
         }
+        if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }
         switch fault {
         case .dropsHTTPHeaders: options.httpHeaders = [:]
         case .ignoresReadAheadCap: options.maxBufferBytes = nil

@@ -152,21 +152,26 @@ extension ConformanceRuns {
     struct FaultyPlayerTests {
         @Test("a faulty player fails exactly the checks it should", arguments: FaultCase.all)
         func failsExactly(_ faultCase: FaultCase) async throws {
-            let fixtures = try TestFixtures.ensure()
-            let backend = try #require(backendForFaults())
-            let fault = faultCase.fault
-            let suite = ConformanceSuite(name: "\(backend.name)+\(fault.rawValue)", fixtures: fixtures) { url, options in
-                try FaultyPlayer.make(fault, backend: backend, url: url, options: options)
-            }
-            let report = await suite.run(only: Set(faultCase.sample))
-            #expect(report.results.count == faultCase.sample.count)
-            let failed = Set(report.failures.map(\.name))
-            #expect(failed == faultCase.mustFail, "\(fault.rawValue): failed \(failed.sorted()), expected \(faultCase.mustFail.sorted())\n\(report.renderText())")
-            #expect(report.skips.isEmpty, "\(fault.rawValue): skipped \(report.skips.map(\.name))")
-            for failure in report.failures where faultCase.mustFail.contains(failure.name) {
-                #expect(failure.outcome.reason?.contains(faultCase.reasonContains) == true,
-                        "\(failure.name) failed for another reason: \(failure.outcome.reason ?? "")")
-            }
+            try await expectCaught(faultCase, wrapping: #require(backendForFaults()))
         }
+    }
+}
+
+/// Runs `faultCase`'s sample against the faulty player over `backend` and expects exactly its
+/// checks to fail, each for its reason.
+func expectCaught(_ faultCase: FaultCase, wrapping backend: any PlaybackBackend) async throws {
+    let fixtures = try TestFixtures.ensure()
+    let fault = faultCase.fault
+    let suite = ConformanceSuite(name: "\(backend.name)+\(fault.rawValue)", fixtures: fixtures) { url, options in
+        try FaultyPlayer.make(fault, backend: backend, url: url, options: options)
+    }
+    let report = await suite.run(only: Set(faultCase.sample))
+    #expect(report.results.count == faultCase.sample.count)
+    let failed = Set(report.failures.map(\.name))
+    #expect(failed == faultCase.mustFail, "\(fault.rawValue): failed \(failed.sorted()), expected \(faultCase.mustFail.sorted())\n\(report.renderText())")
+    #expect(report.skips.isEmpty, "\(fault.rawValue): skipped \(report.skips.map(\.name))")
+    for failure in report.failures where faultCase.mustFail.contains(failure.name) {
+        #expect(failure.outcome.reason?.contains(faultCase.reasonContains) == true,
+                "\(failure.name) failed for another reason: \(failure.outcome.reason ?? "")")
     }
 }

@@ -91,6 +91,17 @@ extension FFmpegSession {
             prepareIfReady(state)
             return
         }
+        if paused, seekHere == nil, let window = state.window {
+            // Paused into a window: draw again when the window was exposed or resized, or the
+            // scaling mode changed. The window's events come on its own connection, read here
+            // every 50 ms (the lock's condition cannot wait on the X connection too).
+            if window.needsRedraw(mode: scalingMode) {
+                redrawWindow(state)
+            } else {
+                lock.wait(presenterWake, until: monotonicSeconds() + 0.05)
+            }
+            return
+        }
         if paused || seekHere != nil {
             lock.wait(presenterWake)
             return
@@ -287,6 +298,26 @@ extension FFmpegSession {
         }
         state.window?.draw(displayed.frame, naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
             subtitles.draw(at: slot.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .bgra)
+        }
+        lock.lock()
+    }
+
+    /// Draws the picture on screen into the window again (lock held; let go while drawing).
+    private func redrawWindow(_ state: PresenterState) {
+        guard let window = state.window, !videoHidden else { return }
+        pictureLock.lock()
+        let ready = displayed.hasData
+        let size = naturalSize, time = displayedTime
+        pictureLock.unlock()
+        let mode = scalingMode
+        guard ready, !size.isEmpty else {
+            window.clear(mode: mode)
+            return
+        }
+        lock.unlock()
+        let subtitles = self.subtitles
+        window.draw(displayed.frame, naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
+            subtitles.draw(at: time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .bgra)
         }
         lock.lock()
     }

@@ -17,6 +17,8 @@ final class WindowOutput {
     private let converter = PictureConverter()
     /// The image's pixels (`imageSize`, 4 bytes a pixel, rows packed).
     private var pixels: UnsafeMutableRawPointer?
+    /// The scaling mode of the last draw.
+    private var drawnMode: ScalingMode?
 
     /// Connects to the X server and prepares drawing into window `handle`; nil when the
     /// display or the window cannot be used.
@@ -31,6 +33,36 @@ final class WindowOutput {
         self.display = display
         self.window = Window(handle)
         self.context = context
+        // Expose and size changes, to draw the paused picture again (any number of clients
+        // may select these on one window).
+        XSelectInput(display, Window(handle), ExposureMask | StructureNotifyMask)
+        XFlush(display)
+    }
+
+    /// Whether the window must be drawn again: it was exposed or resized since the last
+    /// draw, or `mode` is not the mode it was drawn with. Reads the pending events.
+    func needsRedraw(mode: ScalingMode) -> Bool {
+        var wanted = drawnMode != mode
+        while XPending(display) > 0 {
+            var event = XEvent()
+            XNextEvent(display, &event)
+            switch event.type {
+            case Expose: wanted = true
+            case ConfigureNotify:
+                if Int(event.xconfigure.width) != imageSize.width || Int(event.xconfigure.height) != imageSize.height {
+                    wanted = true
+                }
+            default: break
+            }
+        }
+        return wanted
+    }
+
+    /// Paints the window black (no picture to draw yet).
+    func clear(mode: ScalingMode) {
+        drawnMode = mode
+        XClearWindow(display, window)
+        XFlush(display)
     }
 
     deinit {
@@ -62,6 +94,7 @@ final class WindowOutput {
             imageSize = viewport
         }
         guard let image else { return }
+        drawnMode = mode
         let layout = ScalingLayout(source: naturalSize, viewport: viewport, mode: mode)
         if layout.content != PixelRect(x: 0, y: 0, width: viewport.width, height: viewport.height) {
             buffer.initializeMemory(as: UInt8.self, repeating: 0, count: rowBytes * viewport.height)

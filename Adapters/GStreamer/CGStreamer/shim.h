@@ -122,6 +122,21 @@ static inline GstCaps *pk_gst_caps_rgba(gint width, gint height) {
     return caps;
 }
 
+/// video/x-raw at width x height, pixel-aspect-ratio=1/1, any format.
+static inline GstCaps *pk_gst_caps_scaled(gint width, gint height) {
+    return gst_caps_new_simple("video/x-raw", "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
+        "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+}
+
+/// Sends a reconfigure event upstream from `element`'s sink pad, so the elements before it
+/// negotiate again (after a capsfilter's caps changed).
+static inline void pk_gst_reconfigure_upstream(GstElement *element) {
+    GstPad *pad = gst_element_get_static_pad(element, "sink");
+    if (pad == NULL) return;
+    gst_pad_push_event(pad, gst_event_new_reconfigure());
+    gst_object_unref(pad);
+}
+
 // MARK: - Signals (g_signal_connect is a macro; each helper casts its typed callback)
 
 typedef void (*pk_gst_source_setup_callback)(GstElement *playbin, GstElement *source, gpointer data);
@@ -277,10 +292,6 @@ static inline gboolean pk_gst_set_window_handle(gpointer object, guintptr handle
     if (!GST_IS_VIDEO_OVERLAY(object)) return FALSE;
     gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(object), handle);
     return TRUE;
-}
-/// Asks an overlay sink to redraw its last picture (after a layout change).
-static inline void pk_gst_overlay_expose(gpointer object) {
-    if (GST_IS_VIDEO_OVERLAY(object)) gst_video_overlay_expose(GST_VIDEO_OVERLAY(object));
 }
 
 #endif

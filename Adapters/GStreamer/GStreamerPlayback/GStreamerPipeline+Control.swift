@@ -201,13 +201,10 @@ extension GStreamerPipeline {
         withPlaybin { pk_gst_set_double($0, "volume", volume) }
     }
 
-    /// force-aspect-ratio on the window sink (through playbin), and a redraw of its last
-    /// picture: letterboxed (true) or stretched (false).
-    func setForceAspectRatio(_ letterbox: Bool) {
-        withPlaybin { playbin in
-            pk_gst_set_bool(playbin, "force-aspect-ratio", letterbox ? 1 : 0)
-            pk_gst_overlay_expose(playbin)
-        }
+    /// Lays the window output's picture out for `mode` and the window's size now (a no-op
+    /// when nothing changed, or without a window output). Loop thread.
+    func layOutWindow(source: VideoSize, mode: ScalingMode) {
+        windowSink?.layOut(source: source, mode: mode)
     }
 
     // MARK: - Pictures

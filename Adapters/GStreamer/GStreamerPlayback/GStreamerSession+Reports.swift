@@ -148,6 +148,7 @@ extension GStreamerSession {
         naturalSize = size
         sharedNaturalSize.set(size)
         sizeSubtitleFont()
+        layOutWindow()
         sink.naturalSizeChanged(size)
     }
 

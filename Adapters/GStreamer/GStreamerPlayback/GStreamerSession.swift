@@ -53,6 +53,10 @@ final class GStreamerSession: @unchecked Sendable {
     var failureCheck: LoopTimer?
     var demuxerCheck: LoopTimer?
     var seekSettleTimer: LoopTimer?
+    /// Follows the window's size for the `.window` output.
+    var windowTimer: LoopTimer?
+    /// The scaling mode of the `.window` output.
+    var windowScalingMode = ScalingMode.aspectFit
     var stoppedDemuxerSeen = false
     var ticks = 0
     /// What libavformat read of a local file (streams, tags, chapters); nil otherwise.
@@ -111,12 +115,26 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in pipeline?.setVolume(Double(volume)) }
     }
 
-    /// force-aspect-ratio on the window sink (through playbin); frames are composed by
-    /// PlaybackKit instead.
+    /// Lays the window output out for `mode` (frames are composed by PlaybackKit instead).
     func setScalingMode(_ mode: ScalingMode) {
         guard case .window = options.videoOutput else { return }
-        // Overlay sinks can letterbox or stretch; crop and 1:1 fall back to letterboxing.
-        loop.post { [self] in pipeline?.setForceAspectRatio(mode != .fill) }
+        loop.post { [self] in
+            windowScalingMode = mode
+            layOutWindow()
+        }
+    }
+
+    /// Lays the window output out for the picture's size, the window's and the mode, and
+    /// keeps following the window's size (read every 50 ms). Loop thread.
+    func layOutWindow() {
+        guard case .window = options.videoOutput, let pipeline else { return }
+        pipeline.layOutWindow(source: naturalSize, mode: windowScalingMode)
+        guard windowTimer == nil else { return }
+        windowTimer = loop.addTimer(milliseconds: 50) { [weak self] in
+            guard let self, let pipeline = self.pipeline else { return false }
+            pipeline.layOutWindow(source: self.naturalSize, mode: self.windowScalingMode)
+            return true
+        }
     }
 
     /// Plays track `engineID` of `kind` (none when nil); see GStreamerSession+Tracks.swift.
@@ -204,6 +222,7 @@ final class GStreamerSession: @unchecked Sendable {
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero
         sharedNaturalSize.set(naturalSize)
+        layOutWindow()
         sizeSubtitleFont()
         let streams = pipeline.streamCounts()
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0

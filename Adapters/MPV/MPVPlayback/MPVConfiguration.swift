@@ -62,6 +62,11 @@ enum MPVConfiguration {
             // Every frame is drawn through the software render API and handed on.
             list.append(("vo", "libmpv"))
         case .window(let handle):
+            // mpv's X11 software output, pinned: auto-probing tries outputs that fail (and
+            // libmpv 0.35's failed probes close file descriptor 0, which may by then be an X
+            // connection: the process dies of an XIO error), and may land on one that ignores
+            // `wid` and opens a window of its own.
+            list.append(("vo", "x11"))
             list.append(("wid", String(handle)))
             list.append(("force-window", "no"))
         }

@@ -29,6 +29,7 @@ extension VLCSession {
             timeReported(Double(milliseconds) / 1000)
         case .videoOutputs(let count):
             outputKnowsPause = false
+            if count > 0 { applyWindowScaling() }
             if count > 0, phase == .ready { videoOutputChanged() }
         case .streamAdded(let kind):
             streamKinds.insert(kind)
@@ -207,9 +208,13 @@ extension VLCSession {
         readBackVolume()
     }
 
+    /// Maps the scaling mode onto libVLC's scale, aspect and crop for the window's shape now.
+    /// libVLC gives a new video output none of them, so this runs again whenever one appears,
+    /// and when the window changes shape (fill and aspectFill depend on it).
     func applyWindowScaling() {
-        guard windowOutput, let player, case .window(let handle) = options.videoOutput else { return }
-        let window = VLCWindowGeometry.size(ofWindow: handle)
+        guard windowOutput, let player, let windowGeometry else { return }
+        let window = windowGeometry.size
+        windowGeometry.appliedSize = window
         let ratio = window.map { "\($0.width):\($0.height)" }
         switch scalingMode {
         case .none:
@@ -221,6 +226,12 @@ extension VLCSession {
         case .aspectFill:
             player.setWindowGeometry(scale: 0, aspectRatio: nil, crop: ratio)
         }
+    }
+
+    /// Applies the scaling again when the window changed shape and the mode depends on it.
+    func followWindowShape() {
+        guard let windowGeometry, scalingMode == .fill || scalingMode == .aspectFill else { return }
+        if windowGeometry.size != windowGeometry.appliedSize { applyWindowScaling() }
     }
 
     // MARK: - Reports
@@ -237,6 +248,7 @@ extension VLCSession {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
         readBackVolume()
+        followWindowShape()
         recoverIfStuck()
         guard phase == .ready, !ended else { return }
         if let operation = seekOperation {

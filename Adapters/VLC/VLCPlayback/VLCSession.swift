@@ -124,6 +124,10 @@ final class VLCSession: @unchecked Sendable {
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
     var windowOutput = false
+    /// The window's size, for the scaling modes that depend on its shape (`.window` only).
+    var windowGeometry: VLCWindowGeometry?
+    /// The window this session's player holds (see `VLCWindowClaims`), until it is released.
+    var claimedWindow: UInt?
     /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
     var probe: StreamProbe?
     /// The media's own streams as the parse listed them (local files), before libVLC lists
@@ -235,6 +239,13 @@ final class VLCSession: @unchecked Sendable {
         switch options.videoOutput {
         case .window(let handle):
             windowOutput = true
+            windowGeometry = VLCWindowGeometry(window: handle)
+            if claimedWindow == nil {
+                if !VLCWindowClaims.shared.claim(handle, timeout: 2) {
+                    PlaybackLog.log(.warning, "vlc", "window 0x\(String(handle, radix: 16)) is still held by another player after 2 s")
+                }
+                claimedWindow = handle
+            }
             player.setWindow(UInt32(truncatingIfNeeded: handle))
         case .none, .frames:
             let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
@@ -427,6 +438,8 @@ final class VLCSession: @unchecked Sendable {
         player = nil
         video = nil
         appliedVolume.set(nil)
+        if let claimedWindow { VLCWindowClaims.shared.release(claimedWindow) }
+        claimedWindow = nil
     }
 
     func fail(_ error: PlaybackError) {
