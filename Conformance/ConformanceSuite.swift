@@ -59,7 +59,7 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + TrackChecks.all + SizeChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
+        + TrackChecks.all + SizeChecks.all + YUVChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all
 
     /// The name and a one-line description of every check, in the order they run.
     public static var catalogue: [(name: String, summary: String)] { checks.map { ($0.name, $0.summary) } }

@@ -12,7 +12,7 @@ struct Mediaplay {
     static let usage = """
         usage: mediaplay <command> [--backend NAME] ...
           backends                                   list the engines compiled in, with versions
-          play [--audio null|system] [--video none|frames] [--quiet] [--loop one|all] [FILE|URL ...]
+          play [--audio null|system] [--video none|frames|yuv] [--quiet] [--loop one|all] [FILE|URL ...]
                                                      play to the end, several files as a queue (space: pause,
                                                      arrows: seek 5 s, n/p: next/previous, q: quit);
                                                      without a file, a generated sample

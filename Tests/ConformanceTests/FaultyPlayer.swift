@@ -84,6 +84,16 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case waitsForeverOnSilentServers
         /// A `.network` error is reported as `.engine`.
         case mislabelsNetworkErrors
+        /// `.yuvFrames` output hands over each pair of pictures in swapped order.
+        case swapsYUVFramePairs
+        /// `.yuvFrames` output hands each picture over only when the next one comes.
+        case yuvOneFrameLate
+        /// `.yuvFrames` pictures lose their last column.
+        case yuvDropsLastColumn
+        /// `.yuvFrames` I420 pictures come with their U and V planes swapped.
+        case swapsChromaPlanes
+        /// `.yuvFrames` pictures give their stored size as their displaySize.
+        case yuvDisplaysStoredSize
     }
 
     let inner: any MediaPlayback
@@ -133,6 +143,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
         }
+        options = bendingYUVOutput(fault, options)
         switch fault {
         case .dropsHTTPHeaders: options.httpHeaders = [:]
         case .ignoresReadAheadCap: options.maxBufferBytes = nil

@@ -1,5 +1,6 @@
 #if GStreamer
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
 // Reports a session sends on its own: position and buffer figures, video size and frames,
@@ -154,7 +155,7 @@ extension GStreamerSession {
     /// Hands an appsink picture to the frame output (streaming thread). The prerolled picture
     /// comes again as the first sample once playing: it is presented once.
     func present(_ sample: PipelineSample, preroll: Bool) {
-        guard sink.frames != nil, sink.isCurrent else { return }
+        guard sink.frames != nil || sink.wantsYUVFrames, sink.isCurrent else { return }
         let time = sample.presentationTime ?? 0
         let repeated = frameState.withLock { state -> Bool in
             defer {
@@ -164,6 +165,10 @@ extension GStreamerSession {
             return !preroll && state.lastWasPreroll && state.lastTime == time
         }
         guard !repeated else { return }
+        if sink.wantsYUVFrames {
+            sample.withYUVFrame(converter: yuvConverter) { sink.presentYUVFrame($0) }
+            return
+        }
         sample.withRGBAPixels { pixels, size, stride in
             sink.presentFrame(pixels, size: size, bytesPerRow: stride, presentationTime: time)
         }

@@ -61,6 +61,10 @@ enum MPVConfiguration {
         case .frames:
             // Every frame is drawn through the software render API and handed on.
             list.append(("vo", "libmpv"))
+        case .yuvFrames:
+            // The same, at the stored size (the renderer's target), stretched to it.
+            list.append(("vo", "libmpv"))
+            list.append(("keepaspect", "no"))
         case .window(let handle):
             list.append(("wid", String(handle)))
             list.append(("force-window", "no"))
@@ -100,6 +104,14 @@ enum MPVConfiguration {
             .sorted { $0.key < $1.key }
             .map { "\($0.key): \($0.value)" }
         return fields.isEmpty ? [] : [("http-header-fields", fields)]
+    }
+
+    /// Whether `output` takes its pictures from the software render API (`.frames`, `.yuvFrames`).
+    static func drawsThroughRenderAPI(_ output: VideoOutput) -> Bool {
+        switch output {
+        case .frames, .yuvFrames: true
+        case .none, .window: false
+        }
     }
 
     /// What `loadfile` is given for `source`.

@@ -115,6 +115,8 @@ final class VLCPictureBuffer: @unchecked Sendable {
     private var corrected: UnsafeMutableRawPointer?
     private var correctedSize = VideoSize.zero
     private var converter: PictureConverter?
+    /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures handed to a `.yuvFrames` handler.
+    private let yuvConverter = YUVFrameConverter()
 
     /// A buffer for pictures of `size` in `format`, shown at `display`.
     init(owner: VLCVideoCallbacks, size: VideoSize, display: VideoSize, format: VLCPictureFormat) {
@@ -228,6 +230,26 @@ final class VLCPictureBuffer: @unchecked Sendable {
             if converter == nil { converter = PictureConverter() }
             return converter?.rgbaFrame(sourcePicture(slot: kept), size: display, presentationTime: presentationTime)
         }
+    }
+
+    /// Hands the kept YUV picture to `sink`'s `.yuvFrames` handler, stamped `presentationTime`
+    /// and to be shown at `display`: the slot's own planes, borrowed for the call (`access`
+    /// stays held, so libVLC writes no picture into it meanwhile).
+    func presentKept(display: VideoSize, presentationTime: TimeInterval, to sink: EngineSink) {
+        access.lock()
+        defer { access.unlock() }
+        guard let kept, format != .rgba else { return }
+        let picture = sourcePicture(slot: kept)
+        let layout: YUVPixelLayout = format == .nv12 ? .nv12 : .i420
+        let geometry = YUVFrame.planeGeometry(layout, width: size.width, height: size.height)
+        let planes = geometry.indices.map { index in
+            YUVPlane(baseAddress: picture.planes[index]!, bytesPerRow: picture.strides[index],
+                     rowBytes: geometry[index].rowBytes, rows: geometry[index].rows)
+        }
+        sink.presentYUVFrame(YUVFrame(layout: layout, width: size.width, height: size.height, displaySize: display,
+                                      planes: planes, presentationTime: presentationTime,
+                                      matrix: picture.matrix == .bt709 ? .bt709 : .bt601,
+                                      fullRange: picture.fullRange, converter: yuvConverter))
     }
 
     /// The YUV picture in `slot`, as the converter reads it.

@@ -40,6 +40,13 @@ final class VLCPictureStore: Sendable {
         return copy.latest()
     }
 
+    /// Hands the kept YUV picture to `sink`'s `.yuvFrames` handler, its planes borrowed for
+    /// the call (nothing when the picture kept is an RGBA copy).
+    func presentKept(to sink: EngineSink) {
+        guard let picture = kept.get() else { return }
+        picture.buffer.presentKept(display: picture.display, presentationTime: picture.presentationTime, to: sink)
+    }
+
     /// Stamps the kept picture with `time`.
     func setPresentationTime(_ time: TimeInterval) {
         let updated = kept.withLock { picture -> Bool in

@@ -236,7 +236,7 @@ final class VLCSession: @unchecked Sendable {
         case .window(let handle):
             windowOutput = true
             player.setWindow(UInt32(truncatingIfNeeded: handle))
-        case .none, .frames:
+        case .none, .frames, .yuvFrames:
             let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
