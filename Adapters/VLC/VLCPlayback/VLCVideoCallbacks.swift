@@ -342,10 +342,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         let stamp = pictureTimes.stampPicture(repeated: repeated)
         let correction = corrections.get()[picture.size]
+        // The picture stays in its slot for thumbnails, converted or copied only when one is
+        // asked for.
+        if !repeated { picture.keepLastShown() }
+        store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
         guard picture.format == .rgba else {
-            // No `.frames` handler: the picture stays in its slot until a thumbnail is wanted.
-            if !repeated { picture.keepLastShown() }
-            store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
             if stamp.present, sink.wantsYUVFrames {
                 picture.presentKept(display: correction ?? picture.display, presentationTime: stamp.time, to: sink)
             }
@@ -353,7 +354,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             return
         }
         let (bytes, size, pitch) = picture.rgbaOutput(correctedTo: correction)
-        store.store(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         if stamp.present, sink.frames != nil {
             sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         }
