@@ -174,6 +174,9 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             free(buffer)
             buffer = pk_mpv_aligned_alloc(byteCount)
             bufferCapacity = buffer == nil ? 0 : byteCount
+            // mpv leaves rgb0's fourth byte alone: zeroed once, a picture converted on (to
+            // YUV, alpha left as it is) reads no uninitialised memory.
+            buffer?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         }
         guard let buffer else { return }
 
