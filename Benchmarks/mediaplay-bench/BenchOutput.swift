@@ -108,6 +108,8 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     var players: String
     if let failure = concurrency.failure {
         players = "failed: " + shorten(failure)
+    } else if concurrency.maxPlayers == 0, concurrency.firstFailure == nil {
+        players = "—"  // not measured (--pictures)
     } else {
         players = "\(concurrency.maxPlayers)"
         if let failed = concurrency.firstFailure {
@@ -204,7 +206,7 @@ extension BenchResult {
                 number(report.thumbnailRatio, "%.2f×"),
                 ms(report.prepare.median),
                 "\(ms(report.seekP50)) / \(ms(report.seekP95))",
-                report.concurrency.failure == nil ? "\(report.concurrency.maxPlayers)" : "—",
+                report.concurrency.failure == nil && report.concurrency.maxPlayers > 0 ? "\(report.concurrency.maxPlayers)" : "—",
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
