@@ -33,13 +33,14 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]),
         .target(name: "PlaybackKit", dependencies: ["CLibPNG"]),
 
-        // MARK: - The picture converter the FFmpeg and VLC adapters share
+        // MARK: - The picture converter every adapter shares (RGBA for .frames and thumbnails,
+        // YUVFrame's conversions)
         .systemLibrary(
             name: "CSwscale", path: "Sources/CSwscale", pkgConfig: "libswscale libavutil",
             providers: [.apt(["libswscale-dev", "libavutil-dev"])]),
         .target(
             name: "PictureConversion",
-            dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["FFmpeg", "VLC"]))]),
+            dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: engineTraits))]),
 
         // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
         // engines whose own model does not say
@@ -61,6 +62,7 @@ let package = Package(
         .target(
             name: "GStreamerPlayback",
             dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "PictureConversion", condition: .when(traits: ["GStreamer"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"])),
                            .target(name: "X11Windows", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
@@ -83,6 +85,7 @@ let package = Package(
         .target(
             name: "MPVPlayback",
             dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"])),
+                           .target(name: "PictureConversion", condition: .when(traits: ["MPV"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(

@@ -17,18 +17,29 @@ public enum FramePattern {
 
     /// The frame number painted into the part of `frame` where the picture was drawn.
     public static func frameNumber(in frame: VideoFrame, region: PixelRect) -> Int? {
-        guard region.width >= 32, region.height >= 16,
-              region.x >= 0, region.y >= 0,
-              region.x + region.width <= frame.width, region.y + region.height <= frame.height
-        else { return nil }
+        guard region.x + region.width <= frame.width, region.y + region.height <= frame.height else { return nil }
+        return frameNumber(region: region) { x, y in luma(frame, x: x, y: y) }
+    }
+
+    /// The frame number painted into a YUV picture, read from its Y plane (`region`: the part
+    /// where the picture was drawn; nil: all of it).
+    public static func frameNumber(inLuma plane: YUVPlane, region: PixelRect? = nil) -> Int? {
+        let region = region ?? PixelRect(x: 0, y: 0, width: plane.rowBytes, height: plane.rows)
+        guard region.x + region.width <= plane.rowBytes, region.y + region.height <= plane.rows else { return nil }
+        return frameNumber(region: region) { x, y in Int(plane[x, y]) }
+    }
+
+    /// The number read with `luma` (0...255 at a column and row) from the band of `region`.
+    private static func frameNumber(region: PixelRect, luma: (Int, Int) -> Int) -> Int? {
+        guard region.width >= 32, region.height >= 16, region.x >= 0, region.y >= 0 else { return nil }
         var number = 0
         let y = region.y + region.height / 8
         for bit in 0..<16 {
             let x = region.x + (2 * bit + 1) * region.width / 32
-            let luma = self.luma(frame, x: x, y: y)
-            if luma > 170 {
+            let value = luma(x, y)
+            if value > 170 {
                 number |= 1 << bit
-            } else if luma > 70 {
+            } else if value > 70 {
                 return nil  // neither light nor dark: not the pattern
             }
         }

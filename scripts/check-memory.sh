@@ -8,7 +8,7 @@
 #   scripts/check-memory.sh memcheck [--backend NAME|all] [--check NAME]...
 #                                             valgrind's memcheck over mediaplay: the picture-
 #                                             size sweep (every family, or those named) and the
-#                                             thumbnail and .frames paths, per backend
+#                                             thumbnail, .frames and .yuvFrames paths, per backend
 #   scripts/check-memory.sh release           mediaplay conformance --backend all, release build
 #   scripts/check-memory.sh ci                what CI runs after the README's test command (the
 #                                             suite under asan): the release conformance run,
@@ -44,17 +44,19 @@ memcheck_one() {  # backend checks...
     for check in "$@"; do checks+=(--check "$check"); done
   fi
   mkdir -p .build/memcheck
-  echo "memcheck: $backend: ${*:-every picture-size check}, thumbnails and .frames" >&2
+  echo "memcheck: $backend: ${*:-every picture-size check}, thumbnails, .frames and .yuvFrames" >&2
   local status=0
   # The conformance checks of the sweep, slowed deadlines (memcheck runs 20-50x slower).
   PLAYBACK_CONFORMANCE_SLOWDOWN=40 memcheck "$log" 5400 \
     "$mediaplay" conformance --backend "$backend" "${checks[@]}" || status=$?
-  # The command-line paths a user runs: a thumbnail and .frames playback, at sizes that once
+  # The command-line paths a user runs: a thumbnail, .frames and .yuvFrames playback, at sizes that once
   # corrupted memory (MEMCHECK_CLI_SIZES). Each run is bounded, so a hang fails, not stalls.
   for size in ${MEMCHECK_CLI_SIZES:-424x240 426x320 1706x960}; do
     memcheck ".build/memcheck/$backend-thumbnail-$size.log" 900 "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
       -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
     memcheck ".build/memcheck/$backend-frames-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
+      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
+    memcheck ".build/memcheck/$backend-yuv-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video yuv --quiet \
       "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
   done
   local errors

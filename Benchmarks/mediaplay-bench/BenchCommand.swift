@@ -2,11 +2,13 @@ import FoundationEssentials
 import CommandLineSupport
 import PlaybackKit
 
-/// `mediaplay-bench [--backend NAME|all] [--json|--markdown] [--runs N]`: measures each
-/// backend against its engine's own command-line player on the same generated media, in
-/// alternating runs, and prints medians, ratios and whether each target is met.
+/// `mediaplay-bench [--backend NAME|all] [--json|--markdown] [--runs N] [--pictures]`:
+/// measures each backend against its engine's own command-line player on the same generated
+/// media, in alternating runs, and prints medians, ratios and whether each target is met.
+/// `--pictures`: only the whole-process measurements (playback CPU and memory with every
+/// video output, against the own player and the RGBA floor, and thumbnails).
 func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
-    try arguments.check(known: ["--backend", "--json", "--markdown", "--runs"])
+    try arguments.check(known: ["--backend", "--json", "--markdown", "--runs", "--pictures"])
     guard arguments.operands.isEmpty else {
         throw PlaybackError(code: .invalidArgument, message: "bench takes no operands (it generates its own media)")
     }
@@ -39,7 +41,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     }
     // The concurrency search shares what is left of the time budget among the backends.
     let measurable = backends.indices.filter { reports[$0].unavailable == nil }
-    for (order, index) in measurable.enumerated() {
+    for (order, index) in measurable.enumerated() where !arguments.flag("--pictures") {
         let left = Bench.timeBudget - (monotonicSeconds() - started)
         let share = left / Double(measurable.count - order) - Bench.inProcessFixedSeconds
         let budget = min(Bench.concurrencyBudget, max(Bench.concurrencyMinimum, share))
@@ -50,7 +52,7 @@ func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     machine.loadAtEnd = MachineInfo.loadAverage()
     let result = BenchResult(
         machine: machine, runs: runs,
-        command: reproduceCommand(backend: wanted, runs: runs),
+        command: reproduceCommand(backend: wanted, runs: runs) + (arguments.flag("--pictures") ? " --pictures" : ""),
         reports: reports, targets: checkTargets(reports), startup: startup,
         mediaSeconds: mediaSeconds, totalSeconds: monotonicSeconds() - started)
     if arguments.flag("--json") {
@@ -141,7 +143,12 @@ struct Bench {
 
         let processes = ProcessMeasurements(mediaplay: mediaplay, media: media, runs: runs, log: log)
         log("  playback CPU and peak memory: \(BenchMedia.playback.summary), \(runs) runs each")
-        (report.playNone, report.playFrames, report.playOwn) = await processes.playback(backend: backend.name, own: own)
+        let series = await processes.playback(backend: backend.name, own: own)
+        report.playNone = series[.none]!
+        report.playOwn = series[.own]!
+        report.playFrames = series[.frames]!
+        report.playFloor = series[.floor]!
+        report.playYUV = series[.yuv]!
         log("  thumbnail at \(Self.thumbnailTime) s")
         let scratch = FileManager.default.temporaryDirectory
         (report.thumbnail, report.thumbnailFFmpeg, report.thumbnailCPU, report.thumbnailFFmpegCPU) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)

@@ -65,6 +65,13 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     list.append(Row(backend: name, metric: "playback CPU .frames (RGBA to a handler)",
                     ours: figure(report.playFrames.cpu, "%.3f"), reference: figure(report.playOwn.cpu, "%.3f"),
                     ratio: number(report.framesCPURatio, "%.3f×"), target: "—", met: "—"))
+    let floor = ProcessMeasurements.floorLabel
+    list.append(Row(backend: name, metric: "playback CPU .frames vs the RGBA floor",
+                    ours: figure(report.playFrames.cpu, "%.3f"), reference: figure(report.playFloor.cpu, "%.3f") + " " + floor,
+                    ratio: number(report.framesFloorRatio, "%.3f×"), target: "≤ 1.15×", met: verdict("playback CPU .frames")))
+    list.append(Row(backend: name, metric: "playback CPU .yuvFrames (the decoder's 4:2:0 to a handler) vs the RGBA floor",
+                    ours: figure(report.playYUV.cpu, "%.3f"), reference: figure(report.playFloor.cpu, "%.3f"),
+                    ratio: number(report.yuvFloorRatio, "%.3f×"), target: "—", met: "—"))
     list.append(Row(backend: name, metric: "peak memory .none (MiB)",
                     ours: figure(report.playNone.peakMiB, "%.1f"), reference: figure(report.playOwn.peakMiB, "%.1f"),
                     ratio: number(report.memoryExcess, "%+.1f MiB"), target: "≤ +20 MiB", met: verdict("peak memory")))
@@ -72,10 +79,17 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     list.append(Row(backend: name, metric: "peak memory .frames (MiB)",
                     ours: figure(report.playFrames.peakMiB, "%.1f"), reference: figure(report.playOwn.peakMiB, "%.1f"),
                     ratio: number(framesExcess, "%+.1f MiB"), target: "—", met: "—"))
+    list.append(Row(backend: name, metric: "peak memory .frames vs the RGBA floor (MiB)",
+                    ours: figure(report.playFrames.peakMiB, "%.1f"), reference: figure(report.playFloor.peakMiB, "%.1f"),
+                    ratio: number(report.framesMemoryOverFloor, "%+.1f MiB"), target: "≤ +30 MiB", met: verdict("peak memory .frames")))
+    list.append(Row(backend: name, metric: "peak memory .yuvFrames vs the RGBA floor (MiB)",
+                    ours: figure(report.playYUV.peakMiB, "%.1f"), reference: figure(report.playFloor.peakMiB, "%.1f"),
+                    ratio: number(report.yuvMemoryOverFloor, "%+.1f MiB"), target: "—", met: "—"))
     list.append(Row(backend: name, metric: "thumbnail at 7 s, whole process (s wall)",
                     ours: figure(report.thumbnail, "%.3f"), reference: figure(report.thumbnailFFmpeg, "%.3f") + " ffmpeg",
                     ratio: number(report.thumbnailRatio, "%.3f×"),
-                    target: name == "ffmpeg" ? "≤ 1.00×" : "—", met: name == "ffmpeg" ? verdict("thumbnail") : "—"))
+                    target: ["ffmpeg": "≤ 1.00×", "vlc": "≤ 2.00×"][name] ?? "—",
+                    met: ["ffmpeg", "vlc"].contains(name) ? verdict("thumbnail") : "—"))
     list.append(Row(backend: name, metric: "thumbnail at 7 s, whole process (CPU s)",
                     ours: figure(report.thumbnailCPU, "%.3f"), reference: figure(report.thumbnailFFmpegCPU, "%.3f"),
                     ratio: number(Statistics.ratio(report.thumbnailCPU.median, report.thumbnailFFmpegCPU.median), "%.3f×"),
@@ -94,6 +108,8 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     var players: String
     if let failure = concurrency.failure {
         players = "failed: " + shorten(failure)
+    } else if concurrency.maxPlayers == 0, concurrency.firstFailure == nil {
+        players = "—"  // not measured (--pictures)
     } else {
         players = "\(concurrency.maxPlayers)"
         if let failed = concurrency.firstFailure {
@@ -174,8 +190,8 @@ extension BenchResult {
     /// One line per backend with the ratios and the in-process figures.
     private var summaryTable: [String] {
         var lines = [
-            "| backend | CPU .none vs own player | steady CPU .none vs own | CPU .frames vs own player | peak memory vs own player | thumbnail vs ffmpeg | prepared | seek p50 / p95 | 480p players |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "| backend | CPU .none vs own player | steady CPU .none vs own | CPU .frames vs own player | CPU .frames vs RGBA floor | CPU .yuvFrames vs RGBA floor | peak .frames / .yuvFrames vs floor | peak memory vs own player | thumbnail vs ffmpeg | prepared | seek p50 / p95 | 480p players |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for report in reports where report.unavailable == nil {
             let cells = [
@@ -183,11 +199,14 @@ extension BenchResult {
                 number(report.cpuRatio, "%.3f×"),
                 number(report.steadyCPURatio, "%.3f×"),
                 number(report.framesCPURatio, "%.3f×"),
+                number(report.framesFloorRatio, "%.3f×"),
+                number(report.yuvFloorRatio, "%.3f×"),
+                number(report.framesMemoryOverFloor, "%+.1f") + " / " + number(report.yuvMemoryOverFloor, "%+.1f MiB"),
                 number(report.memoryExcess, "%+.1f MiB"),
                 number(report.thumbnailRatio, "%.2f×"),
                 ms(report.prepare.median),
                 "\(ms(report.seekP50)) / \(ms(report.seekP95))",
-                report.concurrency.failure == nil ? "\(report.concurrency.maxPlayers)" : "—",
+                report.concurrency.failure == nil && report.concurrency.maxPlayers > 0 ? "\(report.concurrency.maxPlayers)" : "—",
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
@@ -223,6 +242,8 @@ extension BenchResult {
             }
             object["playback"] = [
                 "none": playback(report.playNone), "frames": playback(report.playFrames), "ownPlayer": playback(report.playOwn),
+                "yuvFrames": playback(report.playYUV), "rgbaFloor": playback(report.playFloor),
+                "framesFloorRatio": report.framesFloorRatio as Any, "yuvFloorRatio": report.yuvFloorRatio as Any,
                 "cpuRatio": report.cpuRatio as Any, "steadyCPURatio": report.steadyCPURatio as Any,
                 "framesCPURatio": report.framesCPURatio as Any,
                 "memoryExcessMiB": report.memoryExcess as Any,

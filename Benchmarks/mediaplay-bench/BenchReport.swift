@@ -28,6 +28,12 @@ enum Statistics {
         guard let a, let b, b > 0 else { return nil }
         return a / b
     }
+
+    /// a - b, or nil when either is missing.
+    static func difference(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a, let b else { return nil }
+        return a - b
+    }
 }
 
 // MARK: - Figures of one backend
@@ -44,6 +50,9 @@ struct BackendReport: Sendable {
     var playNone = PlaybackSeries()
     var playFrames = PlaybackSeries()
     var playOwn = PlaybackSeries()
+    /// `.yuvFrames` playback, and the RGBA floor beside it.
+    var playYUV = PlaybackSeries()
+    var playFloor = PlaybackSeries()
     var thumbnail = Series()
     var thumbnailFFmpeg = Series()
     /// CPU seconds of the same thumbnail runs.
@@ -59,14 +68,17 @@ struct BackendReport: Sendable {
 
     var cpuRatio: Double? { Statistics.ratio(playNone.cpu.median, playOwn.cpu.median) }
     var framesCPURatio: Double? { Statistics.ratio(playFrames.cpu.median, playOwn.cpu.median) }
+    /// `.frames` and `.yuvFrames` playback CPU over the RGBA floor's.
+    var framesFloorRatio: Double? { Statistics.ratio(playFrames.cpu.median, playFloor.cpu.median) }
+    var yuvFloorRatio: Double? { Statistics.ratio(playYUV.cpu.median, playFloor.cpu.median) }
+    /// Peak memory of `.frames` and `.yuvFrames` playback over the RGBA floor's, MiB.
+    var framesMemoryOverFloor: Double? { Statistics.difference(playFrames.peakMiB.median, playFloor.peakMiB.median) }
+    var yuvMemoryOverFloor: Double? { Statistics.difference(playYUV.peakMiB.median, playFloor.peakMiB.median) }
     /// Steady playback CPU (.none, start-up left out) over the own player's.
     var steadyCPURatio: Double? { Statistics.ratio(playNone.steadyCPU.median, playOwn.steadyCPU.median) }
     var thumbnailRatio: Double? { Statistics.ratio(thumbnail.median, thumbnailFFmpeg.median) }
     /// Peak memory of `mediaplay play` (.none) over the own player's, MiB.
-    var memoryExcess: Double? {
-        guard let ours = playNone.peakMiB.median, let theirs = playOwn.peakMiB.median else { return nil }
-        return ours - theirs
-    }
+    var memoryExcess: Double? { Statistics.difference(playNone.peakMiB.median, playOwn.peakMiB.median) }
     var seekP50: Double? { Statistics.percentile(seeks.values, 0.5) }
     var seekP95: Double? { Statistics.percentile(seeks.values, 0.95) }
 
@@ -110,6 +122,22 @@ func checkTargets(_ reports: [BackendReport]) -> [TargetCheck] {
             target: "peak memory ≤ own player + 20 MiB",
             figure: report.memoryExcess.map { String(cFormat: "%+.1f MiB", $0) } ?? "—",
             met: report.memoryExcess.map { $0 <= 20 }))
+    }
+    for report in reports where report.unavailable == nil {
+        checks.append(TargetCheck(
+            backend: report.name, target: "playback CPU .frames ≤ 1.15× the RGBA floor",
+            figure: report.framesFloorRatio.map { String(cFormat: "%.3f×", $0) } ?? "—",
+            met: report.framesFloorRatio.map { $0 <= 1.15 }))
+        checks.append(TargetCheck(
+            backend: report.name, target: "peak memory .frames ≤ RGBA floor + 30 MiB",
+            figure: report.framesMemoryOverFloor.map { String(cFormat: "%+.1f MiB", $0) } ?? "—",
+            met: report.framesMemoryOverFloor.map { $0 <= 30 }))
+        if report.name == "vlc" {
+            checks.append(TargetCheck(
+                backend: report.name, target: "thumbnail ≤ 2.0× ffmpeg -ss 7 -i F -frames:v 1",
+                figure: report.thumbnailRatio.map { String(cFormat: "%.3f×", $0) } ?? "—",
+                met: report.thumbnailRatio.map { $0 <= 2.0 }))
+        }
     }
     if let ffmpeg = reports.first(where: { $0.name == "ffmpeg" }) {
         let others = reports.filter { $0.name != "ffmpeg" }

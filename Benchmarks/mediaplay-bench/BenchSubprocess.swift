@@ -161,69 +161,73 @@ struct ProcessMeasurements {
     /// When the steady playback CPU starts being counted, seconds after a player's start.
     static let steadySampleAfter: TimeInterval = 2
 
-    /// `mediaplay play` with `.none` and with `.frames`, and the own player, on the 1080p clip:
-    /// runs alternate (.none, own, .frames, .none, own, .frames, ...). A configuration that fails
-    /// once is not run again.
-    func playback(backend: String, own: OwnPlayer) async -> (none: PlaybackSeries, frames: PlaybackSeries, own: PlaybackSeries) {
+    /// What `playback` measures: `mediaplay play` with each video output, the engine's own
+    /// player, and the RGBA floor (decoding and converting to RGBA at real time, nothing else).
+    enum Configuration: Int, CaseIterable, Sendable {
+        case none, own, frames, floor, yuv
+
+        /// The command-line `--video` value of a `mediaplay play` configuration.
+        var video: String? {
+            switch self {
+            case .none: "none"
+            case .frames: "frames"
+            case .yuv: "yuv"
+            case .own, .floor: nil
+            }
+        }
+    }
+
+    /// The RGBA floor: `ffmpeg -re -i F -vf format=rgba -f null -`.
+    static let floorLabel = "ffmpeg -re -i F -vf format=rgba -f null -"
+
+    /// `mediaplay play` with `.none`, `.frames` and `.yuvFrames`, the own player, and the RGBA
+    /// floor, on the 1080p clip: runs alternate (.none, own, .frames, floor, .yuvFrames,
+    /// .none, ...). A configuration that fails once is not run again.
+    func playback(backend: String, own: OwnPlayer) async -> [Configuration: PlaybackSeries] {
         let file = media.playbackFile
         let seconds = Double(BenchMedia.playback.seconds)
         let limit = seconds * 3 + 30
-        var none = PlaybackSeries(), frames = PlaybackSeries(), ownSeries = PlaybackSeries()
-        let play = { (video: String) in
-            [mediaplay, "play", "--backend", backend, "--audio", "null", "--video", video, "--quiet", file]
-        }
+        var series = [Configuration: PlaybackSeries]()
+        for configuration in Configuration.allCases { series[configuration] = PlaybackSeries() }
         for round in 1...runs {
-            for configuration in 0..<3 {
+            for configuration in Configuration.allCases where series[configuration]!.failure == nil {
                 let command: [String]
                 var environment: [String: String] = [:]
+                let name: String
                 switch configuration {
-                case 0:
-                    guard none.failure == nil else { continue }
-                    command = play("none")
-                case 1:
-                    guard ownSeries.failure == nil else { continue }
+                case .own:
                     command = own.command(file)
                     environment = own.environment
-                default:
-                    // `.frames` has no own-player counterpart to alternate with: one run.
-                    guard frames.failure == nil, round == 1 else { continue }
-                    command = play("frames")
+                    name = own.label
+                case .floor:
+                    command = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-i", file,
+                               "-vf", "format=rgba", "-f", "null", "-"]
+                    name = Self.floorLabel
+                case .none, .frames, .yuv:
+                    let video = configuration.video!
+                    command = [mediaplay, "play", "--backend", backend, "--audio", "null", "--video", video, "--quiet", file]
+                    name = "mediaplay --video \(video)"
                 }
-                let name = ["mediaplay .none", own.label, "mediaplay .frames"][configuration]
                 let usage: ChildUsage
                 do {
                     usage = try await ChildProcess.run(command, environment: environment, timeLimit: limit,
                                                        sampleAfter: Self.steadySampleAfter)
                 } catch {
-                    let reason = "\(error)"
-                    switch configuration {
-                    case 0: none.fail(reason)
-                    case 1: ownSeries.fail(reason)
-                    default: frames.fail(reason)
-                    }
+                    series[configuration]!.fail("\(error)")
                     continue
                 }
                 if usage.succeeded {
-                    switch configuration {
-                    case 0: none.record(usage, mediaSeconds: seconds)
-                    case 1: ownSeries.record(usage, mediaSeconds: seconds)
-                    default: frames.record(usage, mediaSeconds: seconds)
-                    }
+                    series[configuration]!.record(usage, mediaSeconds: seconds)
                     log("  run \(round) \(name): " + String(cFormat: "%.2f CPU s (%.3f per media s; %.3f per s after %.0f s), peak %.1f MiB, %.1f s wall",
                                usage.cpuSeconds, usage.cpuSeconds / seconds, usage.steadyCPUPerSecond ?? .nan,
                                Self.steadySampleAfter, Double(usage.peakResidentKiB) / 1024, usage.wallSeconds))
                 } else {
-                    let reason = usage.failureDescription
-                    log("  run \(round) \(name) failed: \(reason)")
-                    switch configuration {
-                    case 0: none.fail(reason)
-                    case 1: ownSeries.fail(reason)
-                    default: frames.fail(reason)
-                    }
+                    log("  run \(round) \(name) failed: \(usage.failureDescription)")
+                    series[configuration]!.fail(usage.failureDescription)
                 }
             }
         }
-        return (none, frames, ownSeries)
+        return series
     }
 
     /// What starting the binary alone costs: `mediaplay help` (every compiled-in engine's

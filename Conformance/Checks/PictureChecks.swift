@@ -91,19 +91,28 @@ enum PictureChecks {
         try await p.pause()
         let records = p.frames!.records
         try expect(records.count >= 40, "only \(records.count) frames delivered for 2 s of playback")
-        for (index, (previous, next)) in zip(records, records.dropFirst()).enumerated() {
-            // The first picture may be presented again when playback starts; nothing else may repeat.
-            if index == 0, next.presentationTime == previous.presentationTime { continue }
-            try expect(next.presentationTime > previous.presentationTime,
-                       "presentation times do not rise: frame \(previous.number ?? -1) at \(format(previous.presentationTime)) then frame \(next.number ?? -1) at \(format(next.presentationTime))")
-        }
+        try expectPresentationOrder(records.map { ($0.number, $0.presentationTime) })
         for (index, record) in records.enumerated() {
             try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
             guard let number = record.number else { throw CheckFailure("delivered frame \(index) carries no readable frame number") }
             try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
                        "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
         }
-        let numbers = records.compactMap(\.number)
+        try expectFewGaps(records.compactMap(\.number))
+    }
+
+    /// Fails unless the pictures' times rise (the first picture may be presented again when
+    /// playback starts; nothing else may repeat).
+    static func expectPresentationOrder(_ pictures: [(number: Int?, time: TimeInterval)]) throws {
+        for (index, (previous, next)) in zip(pictures, pictures.dropFirst()).enumerated() {
+            if index == 0, next.time == previous.time { continue }
+            try expect(next.time > previous.time,
+                       "presentation times do not rise: frame \(previous.number ?? -1) at \(format(previous.time)) then frame \(next.number ?? -1) at \(format(next.time))")
+        }
+    }
+
+    /// Fails when more than a tenth of the steps between frame numbers skip a frame.
+    static func expectFewGaps(_ numbers: [Int]) throws {
         let skipped = zip(numbers, numbers.dropFirst()).filter { $1 - $0 > 1 }.count
         try expect(skipped <= numbers.count / 10, "\(skipped) gaps in \(numbers.count) frames at normal speed")
     }

@@ -60,6 +60,28 @@ enum SizeSweep {
     /// Every clip of the sweep, as the fixture recipe makes them (`FixtureClips.sizeClip`).
     static var all: [SweepClip] { residues + common + portrait + tiny + odd + uhd }
 
+    /// The sweep's families: the check names' second part, what they hold, their clips, and
+    /// how long the `.frames` sweep of them may take (seconds, at real time).
+    static let families: [(name: String, what: String, clips: [SweepClip], seconds: TimeInterval)] = [
+        ("residues", "every width residue mod 64 (widths 64-127, H.264 and VP9, odd heights too)", residues, 150),
+        ("common", "common sizes, those that once corrupted memory among them (424x240, 200x120, 426x320, 426x480, 1706x960, ...)", common, 60),
+        ("portrait", "portrait pictures up to 1080x1920", portrait, 40),
+        ("tiny", "tiny pictures: 16x16, 32x18, 2x2, 4x4, 8x8, 15x9, 5x3", tiny, 40),
+        ("odd", "odd widths and heights in 4:2:0 (VP9) and 4:4:4 (FFV1)", odd, 50),
+        ("uhd", "3840x2160", uhd, 40),
+    ]
+
+    /// One check per family, named `prefix.family`: `exercise` runs on each of its clips in
+    /// turn, within the family's time (`timeScale` times the `.frames` sweep's).
+    static func checks(_ prefix: String, _ summary: String, timeScale: Double = 1,
+                       exercise: @escaping @Sendable (SweepClip, CheckContext) async throws -> Void) -> [Check] {
+        families.map { family in
+            Check("\(prefix).\(family.name)", "\(family.what): \(summary)", timeout: family.seconds * timeScale * slowdown) { context in
+                for clip in family.clips { try await exercise(clip, context) }
+            }
+        }
+    }
+
     /// How much slower than real time the players run (for runs under a memory checker):
     /// `PLAYBACK_CONFORMANCE_SLOWDOWN`, a number ≥ 1 that multiplies this family's deadlines.
     static let slowdown: Double = {
@@ -80,22 +102,9 @@ enum SizeSweep {
 /// right size and the right picture (the border, the corner markers and the frame number of
 /// the recipe, checked to the last row and column).
 enum SizeChecks {
-    static let all: [Check] = [
-        sweep("picture-size.residues", "every width residue mod 64 (widths 64-127, H.264 and VP9, odd heights too)", SizeSweep.residues, seconds: 150),
-        sweep("picture-size.common", "common sizes, those that once corrupted memory among them (424x240, 200x120, 426x320, 426x480, 1706x960, ...)", SizeSweep.common, seconds: 60),
-        sweep("picture-size.portrait", "portrait pictures up to 1080x1920", SizeSweep.portrait, seconds: 40),
-        sweep("picture-size.tiny", "tiny pictures: 16x16, 32x18, 2x2, 4x4, 8x8, 15x9, 5x3", SizeSweep.tiny, seconds: 40),
-        sweep("picture-size.odd", "odd widths and heights in 4:2:0 (VP9) and 4:4:4 (FFV1)", SizeSweep.odd, seconds: 50),
-        sweep("picture-size.uhd", "3840x2160", SizeSweep.uhd, seconds: 40),
-    ]
-
-    /// A check that exercises each clip in turn.
-    static func sweep(_ name: String, _ what: String, _ clips: [SweepClip], seconds: TimeInterval) -> Check {
-        Check(name, "\(what): prepared, .frames with and without a viewport, a paused seek, thumbnails and PNG each show the whole picture at its size",
-              timeout: seconds * SizeSweep.slowdown) { context in
-            for clip in clips { try await exercise(clip, context) }
-        }
-    }
+    static let all: [Check] = SizeSweep.checks(
+        "picture-size", "prepared, .frames with and without a viewport, a paused seek, thumbnails and PNG each show the whole picture at its size",
+        exercise: exercise)
 
     /// The steps every clip goes through.
     static func exercise(_ clip: SweepClip, _ context: CheckContext) async throws {

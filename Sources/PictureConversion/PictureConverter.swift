@@ -1,4 +1,4 @@
-#if FFmpeg || VLC
+#if FFmpeg || VLC || GStreamer || MPV
 internal import CSwscale
 import FoundationEssentials
 import PlaybackKit
@@ -168,13 +168,23 @@ package final class PictureConverter {
     /// false when libswscale cannot convert the picture.
     package func convert(_ source: SourcePicture, crop: PixelRect? = nil, format: PackedFormat = .rgba,
                          into destination: UnsafeMutableRawPointer, layout: PackedLayout) -> Bool {
-        let size = VideoSize(width: layout.width, height: layout.height)
+        let target = format == .rgba ? AV_PIX_FMT_RGBA : AV_PIX_FMT_BGRA
+        return scale(source, crop: crop, to: VideoSize(width: layout.width, height: layout.height), format: target,
+                     planes: [destination.assumingMemoryBound(to: UInt8.self), nil, nil, nil],
+                     strides: [Int32(layout.bytesPerRow), 0, 0, 0])
+    }
+
+    /// Converts `crop` of `source` to the libavutil format `format` at `size`, into the given
+    /// destination planes and strides (which must follow the rule of `PackedLayout`: rows
+    /// and planes 64-byte aligned, a spare row after the last). Returns false when
+    /// libswscale cannot convert the picture.
+    func scale(_ source: SourcePicture, crop: PixelRect?, to size: VideoSize, format target: AVPixelFormat,
+               planes targets: [UnsafeMutablePointer<UInt8>?], strides targetStrides: [Int32]) -> Bool {
         guard source.width > 0, source.height > 0, size.width > 0, size.height > 0 else { return false }
         let sourceFormat = Self.libavFormat(source.format)
         guard let descriptor = av_pix_fmt_desc_get(sourceFormat) else { return false }
         let region = Self.region(crop, of: source, descriptor: descriptor.pointee)
         guard region.width > 0, region.height > 0 else { return false }
-        let target = format == .rgba ? AV_PIX_FMT_RGBA : AV_PIX_FMT_BGRA
         let key = ContextKey(source: sourceFormat.rawValue, sourceWidth: region.width, sourceHeight: region.height,
                              target: target.rawValue, width: size.width, height: size.height,
                              matrix: source.matrix, fullRange: source.fullRange)
@@ -195,9 +205,9 @@ package final class PictureConverter {
             planes[plane] = base + y * source.strides[plane] + x * sampleBytes
             strides[plane] = Int32(source.strides[plane])
         }
-        var targets: [UnsafeMutablePointer<UInt8>?] = [destination.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
-        var targetStrides: [Int32] = [Int32(layout.bytesPerRow), 0, 0, 0]
-        let rows = sws_scale(context, planes, strides, 0, Int32(region.height), &targets, &targetStrides)
+        var outputs = targets
+        var outputStrides = targetStrides
+        let rows = sws_scale(context, planes, strides, 0, Int32(region.height), &outputs, &outputStrides)
         return rows > 0
     }
 
@@ -233,8 +243,14 @@ package final class PictureConverter {
                                  flags, nil, nil, nil)
         guard let context else { return nil }
         if let matrix = key.matrix {
+            // The matrix and range belong to the YUV side: the source, or (RGB to YUV) the target.
             let coefficients = sws_getCoefficients(matrix == .bt709 ? SWS_CS_ITU709 : SWS_CS_ITU601)
-            _ = sws_setColorspaceDetails(context, coefficients, key.fullRange ? 1 : 0, coefficients, 1, 0, 1 << 16, 1 << 16)
+            // RGB is full range; YUV made from YUV is limited range.
+            let sourceIsRGB = pk_pix_fmt_is_rgb(AVPixelFormat(key.source)) != 0
+            let targetIsRGB = pk_pix_fmt_is_rgb(AVPixelFormat(key.target)) != 0
+            let sourceRange: Int32 = sourceIsRGB || key.fullRange ? 1 : 0
+            let targetRange: Int32 = targetIsRGB || (sourceIsRGB && key.fullRange) ? 1 : 0
+            _ = sws_setColorspaceDetails(context, coefficients, sourceRange, coefficients, targetRange, 0, 1 << 16, 1 << 16)
         }
         contextKey = key
         return context
@@ -276,7 +292,7 @@ package final class PictureConverter {
     }
 
     /// The libavutil pixel format for `format`.
-    private static func libavFormat(_ format: SourcePixelFormat) -> AVPixelFormat {
+    static func libavFormat(_ format: SourcePixelFormat) -> AVPixelFormat {
         switch format {
         case .i420: AV_PIX_FMT_YUV420P
         case .nv12: AV_PIX_FMT_NV12

@@ -41,6 +41,11 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     let hub = EventHub()
     let queue: DispatchQueue
     private let presenter: FramePresenter?
+    /// The `.yuvFrames` handler, if that is the output.
+    private var yuvHandler: (@Sendable (YUVFrame) -> Void)? {
+        if case .yuvFrames(let handler) = options.videoOutput { return handler }
+        return nil
+    }
 
     /// The source as resolved.
     public let source: MediaSource
@@ -289,7 +294,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         phase = .opening
         buffer.set(EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0))
         let sink = EngineSink(
-            generation: generation, frames: presenter, bufferStatus: buffer,
+            generation: generation, frames: presenter, yuvFrames: yuvHandler, bufferStatus: buffer,
             currentGeneration: { [weak self] in self?.published.get().generation ?? -1 },
             deliver: { [weak self] report, generation in
                 guard let self else { return }

@@ -145,13 +145,17 @@ public final class EngineSink: Sendable {
     let generation: Int
     /// Where `.frames` output goes; nil when the player has no frame handler.
     public let frames: FramePresenter?
+    /// Where `.yuvFrames` output goes; nil when the player has none.
+    private let yuvHandler: (@Sendable (YUVFrame) -> Void)?
     private let bufferStatus: Locked<EngineBufferStatus>
 
-    init(generation: Int, frames: FramePresenter?, bufferStatus: Locked<EngineBufferStatus>,
+    init(generation: Int, frames: FramePresenter?, yuvFrames: (@Sendable (YUVFrame) -> Void)? = nil,
+         bufferStatus: Locked<EngineBufferStatus>,
          currentGeneration: @escaping @Sendable () -> Int,
          deliver: @escaping @Sendable (Report, Int) -> Void) {
         self.generation = generation
         self.frames = frames
+        self.yuvHandler = yuvFrames
         self.bufferStatus = bufferStatus
         self.currentGeneration = currentGeneration
         self.deliver = deliver
@@ -199,5 +203,14 @@ public final class EngineSink: Sendable {
     public func presentFrame(_ pixels: UnsafeRawBufferPointer, size: VideoSize, bytesPerRow: Int, presentationTime: TimeInterval) {
         guard let frames, isCurrent else { return }
         frames.present(pixels, size: size, bytesPerRow: bytesPerRow, presentationTime: presentationTime)
+    }
+    /// True when the player has a `.yuvFrames` output: the engine hands each presented
+    /// picture to `presentYUVFrame(_:)`.
+    public var wantsYUVFrames: Bool { yuvHandler != nil }
+    /// Hands one picture to the `.yuvFrames` handler, if any, on this thread; its planes need
+    /// to stay valid only until this returns.
+    public func presentYUVFrame(_ frame: YUVFrame) {
+        guard let yuvHandler, isCurrent else { return }
+        yuvHandler(frame)
     }
 }

@@ -211,6 +211,12 @@ public enum VideoOutput: Sendable {
     case frames(viewport: VideoSize?, handler: @Sendable (VideoFrame) -> Void)
     /// An X11 window id to draw into.
     case window(handle: UInt)
+    /// Each presented picture as the decoder made it: 4:2:0 planes (I420 or NV12) with their
+    /// strides, at the coded picture's visible size, its presentation time, without a
+    /// conversion and, where the engine allows, without a copy. The planes are borrowed:
+    /// valid only while the handler runs. `YUVFrame` has a method that copies it
+    /// (`copy()`), or converts it to a `VideoFrame` (RGBA, `rgbaFrame(size:)`).
+    case yuvFrames(handler: @Sendable (YUVFrame) -> Void)
 }
 
 /// Where the sound goes.

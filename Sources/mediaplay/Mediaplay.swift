@@ -31,7 +31,7 @@ struct Mediaplay {
               one line per engine compiled in: its name and the engine's version
             """,
         "play": """
-            usage: mediaplay play [--backend NAME[,NAME...]] [--audio null|system] [--video none|frames]
+            usage: mediaplay play [--backend NAME[,NAME...]] [--audio null|system] [--video none|frames|yuv]
                                   [--audio-lang LANG[,LANG...]] [--sub-lang LANG[,LANG...]] [--sub FILE]...
                                   [--loop one|all] [--quiet] [--window [--size WxH] [--fullscreen]] [FILE|URL ...]
               plays to the end; several files play as a queue. Keys on a terminal:

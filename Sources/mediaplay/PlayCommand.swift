@@ -46,7 +46,8 @@ final class PlayCommand: @unchecked Sendable {
         switch arguments.value("--video") ?? "none" {
         case "none": break
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })
-        case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none or frames, not '\(other)'")
+        case "yuv": options.videoOutput = .yuvFrames(handler: { _ in })
+        case let other: throw PlaybackError(code: .invalidArgument, message: "--video takes none, frames or yuv, not '\(other)'")
         }
         let window = try WindowPlayer.fromArguments(arguments, sources: sources)
         if let window { options.videoOutput = .window(handle: window.videoWindow) }

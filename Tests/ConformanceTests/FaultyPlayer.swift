@@ -87,6 +87,16 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// A `.window` output never reaches the engine (it plays with no picture), as an
         /// adapter that hands the window id to a sink that was never linked would.
         case dropsWindowOutput
+        /// `.yuvFrames` output hands over each pair of pictures in swapped order.
+        case swapsYUVFramePairs
+        /// `.yuvFrames` output hands each picture over only when the next one comes.
+        case yuvOneFrameLate
+        /// `.yuvFrames` pictures lose their last column.
+        case yuvDropsLastColumn
+        /// `.yuvFrames` I420 pictures come with their U and V planes swapped.
+        case swapsChromaPlanes
+        /// `.yuvFrames` pictures give their stored size as their displaySize.
+        case yuvDisplaysStoredSize
     }
 
     let inner: any MediaPlayback
@@ -137,6 +147,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
         }
         if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }
+        options = bendingYUVOutput(fault, options)
         switch fault {
         case .dropsHTTPHeaders: options.httpHeaders = [:]
         case .ignoresReadAheadCap: options.maxBufferBytes = nil

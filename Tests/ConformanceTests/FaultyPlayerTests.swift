@@ -136,6 +136,21 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         FaultCase(fault: .leaksAThreadWhenItFails,
                   sample: ["fallback.no-leak", "fallback.engine-fails", "lifecycle.prepared"],
                   mustFail: ["fallback.no-leak"], reasonContains: "threads, baseline"),
+        FaultCase(fault: .swapsYUVFramePairs,
+                  sample: ["yuv.frames-order", "yuv.picture"],
+                  mustFail: ["yuv.frames-order"], reasonContains: "do not rise"),
+        FaultCase(fault: .yuvOneFrameLate,
+                  sample: ["yuv.paused-seek", "yuv.frames-order", "yuv.picture"],
+                  mustFail: ["yuv.paused-seek"], reasonContains: "frame 50"),
+        FaultCase(fault: .yuvDropsLastColumn,
+                  sample: ["yuv-size.tiny", "yuv.frames-order", "yuv.anamorphic"],
+                  mustFail: ["yuv-size.tiny", "yuv.frames-order", "yuv.anamorphic"], reasonContains: "expected"),
+        FaultCase(fault: .swapsChromaPlanes,
+                  sample: ["yuv.picture", "yuv.frames-order", "yuv.paused-seek"],
+                  mustFail: ["yuv.picture"], reasonContains: "U, V in the bottom quarter"),
+        FaultCase(fault: .yuvDisplaysStoredSize,
+                  sample: ["yuv.anamorphic", "yuv.frames-order"],
+                  mustFail: ["yuv.anamorphic"], reasonContains: "displaySize is 320x240"),
     ]
 }
 

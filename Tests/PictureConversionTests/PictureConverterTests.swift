@@ -1,4 +1,4 @@
-#if FFmpeg || VLC
+#if FFmpeg || VLC || GStreamer || MPV
 import PictureConversion
 import PlaybackKit
 import Testing

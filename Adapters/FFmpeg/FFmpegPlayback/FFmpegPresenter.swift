@@ -10,6 +10,8 @@ import PlaybackKit
 final class PresenterState {
     /// Converts the picture on screen for `.frames` output (reused buffer).
     let converter = PictureConverter()
+    /// Hands the decoded pictures to a `.yuvFrames` output.
+    let yuv = FFmpegYUVOutput()
     /// Draws into an X11 window for `.window` output.
     var window: WindowOutput?
     var lastPositionWall = 0.0
@@ -282,6 +284,13 @@ extension FFmpegSession {
         shownDuration = slot.duration
         if let newSize, prepared { sink.naturalSizeChanged(newSize) }
         let framesWanted = sink.frames != nil
+        if sink.wantsYUVFrames, !videoHidden {
+            // The decoded frame itself, without the session lock: only this thread writes `displayed`.
+            lock.unlock()
+            state.yuv.present(displayed.frame, displaySize: size, time: max(0, slot.time), sink: sink)
+            lock.lock()
+            return
+        }
         guard framesWanted || state.window != nil, !videoHidden else { return }
         let mode = scalingMode
         // Convert without the session lock: only this thread writes `displayed`.

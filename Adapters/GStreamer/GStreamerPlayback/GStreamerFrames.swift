@@ -1,9 +1,10 @@
 #if GStreamer
 import CGStreamer
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
-/// A picture the `.frames` sink received, valid only while the callback it is handed to
+/// A picture the frame sink (`.frames`, `.yuvFrames`) received, valid only while the callback it is handed to
 /// runs (the pipeline releases the sample after it).
 struct PipelineSample: @unchecked Sendable {
     // @unchecked: the sample is only read, and only during the callback on its streaming thread.
@@ -14,9 +15,10 @@ struct PipelineSample: @unchecked Sendable {
     /// The picture's media time (see `GStreamerFrames.presentationTime(of:)`).
     var presentationTime: TimeInterval? { GStreamerFrames.presentationTime(of: sample) }
 
-    /// Calls `body` with the picture's RGBA pixels, size and row stride; nil if it is not RGBA.
-    func withRGBAPixels<T>(_ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
-        GStreamerFrames.withRGBAPixels(of: sample, body)
+    /// Calls `body` with the picture as a `YUVFrame` over the buffer's own planes (mapped for
+    /// the call); nil if it is not I420 or NV12.
+    func withYUVFrame<T>(converter: YUVFrameConverter, _ body: (YUVFrame) -> T) -> T? {
+        GStreamerFrames.withYUVFrame(of: sample, time: presentationTime ?? 0, converter: converter, body)
     }
 }
 
@@ -65,6 +67,44 @@ enum GStreamerFrames {
         let stride = Int(info.stride.0)
         guard let data = map.data, map.size >= stride * (size.height - 1) + size.width * 4 else { return nil }
         return body(UnsafeRawBufferPointer(start: data, count: Int(map.size)), size, stride)
+    }
+
+    /// Calls `body` with the I420 or NV12 picture of `sample` as a `YUVFrame`, its planes
+    /// mapped (with the strides and offsets the decoder's video meta gives) for the call.
+    static func withYUVFrame<T>(of sample: OpaquePointer, time: TimeInterval, converter: YUVFrameConverter,
+                                _ body: (YUVFrame) -> T) -> T? {
+        guard let caps = gst_sample_get_caps(sample), var info = videoInfo(caps),
+              let buffer = gst_sample_get_buffer(sample) else { return nil }
+        let layout: YUVPixelLayout
+        switch info.finfo.pointee.format {
+        case GST_VIDEO_FORMAT_I420: layout = .i420
+        case GST_VIDEO_FORMAT_NV12: layout = .nv12
+        default: return nil
+        }
+        var frame = GstVideoFrame()
+        guard gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_video_frame_unmap(&frame) }
+        let width = Int(info.width), height = Int(info.height)
+        let geometry = YUVFrame.planeGeometry(layout, width: width, height: height)
+        let data = withUnsafeBytes(of: frame.data) { Array($0.bindMemory(to: UnsafeMutableRawPointer?.self).prefix(3)) }
+        let strides = withUnsafeBytes(of: frame.info.stride) { Array($0.bindMemory(to: gint.self).prefix(3)) }
+        var planes: [YUVPlane] = []
+        for (index, plane) in geometry.enumerated() {
+            guard let base = data[index], Int(strides[index]) >= plane.rowBytes else { return nil }
+            planes.append(YUVPlane(baseAddress: UnsafePointer(base.assumingMemoryBound(to: UInt8.self)),
+                                   bytesPerRow: Int(strides[index]), rowBytes: plane.rowBytes, rows: plane.rows))
+        }
+        let colorimetry = info.colorimetry
+        let matrix: YUVColorMatrix
+        switch colorimetry.matrix {
+        case GST_VIDEO_COLOR_MATRIX_BT709: matrix = .bt709
+        case GST_VIDEO_COLOR_MATRIX_BT601: matrix = .bt601
+        default: matrix = .assumed(forHeight: height)
+        }
+        let display = naturalSize(of: caps)
+        return body(YUVFrame(layout: layout, width: width, height: height, displaySize: display, planes: planes,
+                             presentationTime: time, matrix: matrix,
+                             fullRange: colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, converter: converter))
     }
 
     /// The picture of `sample` as RGBA at `size` (default: the natural size its caps

@@ -91,7 +91,7 @@ final class GStreamerPipeline: @unchecked Sendable {
     private func configureVideo(_ output: VideoOutput, playbin: UnsafeMutablePointer<GstElement>, userData: UnsafeMutableRawPointer) throws {
         let sink: UnsafeMutablePointer<GstElement>
         switch output {
-        case .frames:
+        case .frames, .yuvFrames:
             sink = try makeFrameSinkBin(userData: userData)
         case .none:
             // Decoded pictures are kept (last-sample) but never converted unless a thumbnail
@@ -113,24 +113,25 @@ final class GStreamerPipeline: @unchecked Sendable {
         }, userData)))
     }
 
-    /// videoconvert ! videoscale ! capsfilter(RGBA, square pixels) ! appsink: natural-size
-    /// RGBA pictures (videoscale stretches the width to undo a non-square pixel aspect).
+    /// videoconvert ! capsfilter(I420 or NV12) ! appsink: the decoder's pictures at their
+    /// stored size. videoconvert passes a decoder's I420 or NV12 buffer through untouched and
+    /// converts only other formats (4:4:4, 10-bit); `.frames` pictures are converted (and
+    /// scaled to the display size) once, by the shared converter, as they are presented.
     private func makeFrameSinkBin(userData: UnsafeMutableRawPointer) throws -> UnsafeMutablePointer<GstElement> {
         let bin = gst_bin_new("video-frames")!
         let convert = try Self.make("videoconvert", nil, package: "gstreamer1.0-plugins-base")
-        let scale = try Self.make("videoscale", nil, package: "gstreamer1.0-plugins-base")
         let filter = try Self.make("capsfilter", nil, package: "gstreamer1.0 (core)")
         let sink = try Self.make("appsink", "frames", package: "gstreamer1.0-plugins-base")
-        let caps = pk_gst_caps_rgba(0, 0)
+        let caps = gst_caps_from_string("video/x-raw,format=(string){I420,NV12}")!
         pk_gst_set_caps(filter, "caps", caps)
         pk_gst_set_caps(sink, "caps", caps)
         gst_caps_unref(caps)
         pk_gst_set_bool(sink, "sync", 1)
         pk_gst_set_bool(sink, "enable-last-sample", 1)
         pk_gst_set_bool(sink, "emit-signals", 0)
-        for element in [convert, scale, filter, sink] { gst_bin_add(pk_gst_bin(bin), element) }
-        guard gst_element_link(convert, scale) != 0, gst_element_link(scale, filter) != 0,
-              gst_element_link(filter, sink) != 0,
+        let chain = [convert, filter, sink]
+        for element in chain { gst_bin_add(pk_gst_bin(bin), element) }
+        guard zip(chain, chain.dropFirst()).allSatisfy({ gst_element_link($0, $1) != 0 }),
               let target = gst_element_get_static_pad(convert, "sink") else {
             gst_object_unref(bin)
             throw PlaybackError(code: .engine, message: "open: could not link the frame output")

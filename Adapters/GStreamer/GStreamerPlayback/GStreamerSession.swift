@@ -1,6 +1,7 @@
 #if GStreamer
 import FoundationEssentials
 import MediaProbe
+import PictureConversion
 import PlaybackKit
 
 /// One opened source: a `GStreamerPipeline` driven on its own GLib loop thread. Everything the
@@ -19,6 +20,8 @@ final class GStreamerSession: @unchecked Sendable {
     let options: PlaybackOptions
     let sink: EngineSink
     let frameState = Locked(FrameState())
+    /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures of a `.yuvFrames` output.
+    let yuvConverter = YUVFrameConverter()
     /// The pipeline for other threads (pause, thumbnails); the loop thread uses `pipeline`.
     let sharedPipeline = Locked<GStreamerPipeline?>(nil)
     /// The natural size for other threads (thumbnails of a window sink's scaled pictures).

@@ -61,6 +61,10 @@ enum MPVConfiguration {
         case .frames:
             // Every frame is drawn through the software render API and handed on.
             list.append(("vo", "libmpv"))
+        case .yuvFrames:
+            // The same, at the stored size (the renderer's target), stretched to it.
+            list.append(("vo", "libmpv"))
+            list.append(("keepaspect", "no"))
         case .window(let handle):
             // mpv's X11 software output, pinned: auto-probing tries outputs that fail (and
             // libmpv 0.35's failed probes close file descriptor 0, which may by then be an X
@@ -105,6 +109,14 @@ enum MPVConfiguration {
             .sorted { $0.key < $1.key }
             .map { "\($0.key): \($0.value)" }
         return fields.isEmpty ? [] : [("http-header-fields", fields)]
+    }
+
+    /// Whether `output` takes its pictures from the software render API (`.frames`, `.yuvFrames`).
+    static func drawsThroughRenderAPI(_ output: VideoOutput) -> Bool {
+        switch output {
+        case .frames, .yuvFrames: true
+        case .none, .window: false
+        }
     }
 
     /// What `loadfile` is given for `source`.

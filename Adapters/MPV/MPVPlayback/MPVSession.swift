@@ -114,6 +114,8 @@ final class MPVSession: @unchecked Sendable {
     private let frameTimes = MPVFrameTimes()
     /// The last drawn picture, for thumbnails.
     let lastFrame = LastFrameStore()
+    /// Converts drawn pictures for a `.yuvFrames` output (render thread).
+    private let yuvOutput: MPVYUVOutput?
 
     // MARK: - Event thread state
 
@@ -152,13 +154,14 @@ final class MPVSession: @unchecked Sendable {
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
         handle.requestLogMessages(level: "error")
-        if case .frames = options.videoOutput {
+        yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
+        if MPVConfiguration.drawsThroughRenderAPI(options.videoOutput) {
             guard let context = handle.makeSoftwareRenderContext() else {
                 handle.destroy()
                 throw PlaybackError(code: .engine, message: "open: mpv's software render API is unavailable")
             }
             let receiver = MPVPictureReceiver()
-            renderer = MPVSoftwareRenderer(context: context,
+            renderer = MPVSoftwareRenderer(context: context, makesAlphaOpaque: yuvOutput == nil,
                                            onPicture: { picture in receiver.session?.receive(picture) },
                                            onIdle: { receiver.session?.rendererIdle() })
             receiver.session = self
@@ -243,7 +246,8 @@ final class MPVSession: @unchecked Sendable {
     /// The picture on screen now: the last drawn one, or else (`.none`, `.window`) a
     /// screenshot of the frame the video output holds.
     func thumbnail() -> VideoFrame? {
-        if renderer != nil, !shared.get().subtitleSelected { return lastFrame.latest() }
+        // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
+        if renderer != nil, yuvOutput == nil, !shared.get().subtitleSelected { return lastFrame.latest() }
         return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
     }
 
@@ -256,10 +260,13 @@ final class MPVSession: @unchecked Sendable {
         // Before prepared the core is paused at the start: no later sample is coming.
         let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame,
                                     waitsForSample: shared.get().prepareReported)
-        lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        if yuvOutput == nil {
+            lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        }
         if picture.isNewFrame, sink.frames != nil {
             sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
         }
+        if picture.isNewFrame, let yuvOutput { yuvOutput.present(picture, time: time, sink: sink) }
         // Counted only once stored, so whoever waits on the count finds the picture in place.
         let state = shared.withLock { state -> Shared in
             if picture.isNewFrame {
@@ -607,7 +614,14 @@ final class MPVSession: @unchecked Sendable {
         let size = VideoSize(width: width, height: height)
         guard size != naturalSize else { return }
         naturalSize = size
-        renderer?.setTargetSize(size)
+        if let yuvOutput {
+            // YUV pictures are drawn at the stored size (mpv stretches them, keepaspect=no).
+            yuvOutput.displaySize.set(size)
+            renderer?.setTargetSize(VideoSize(width: handle.getInt("video-params/w") ?? width,
+                                              height: handle.getInt("video-params/h") ?? height))
+        } else {
+            renderer?.setTargetSize(size)
+        }
         if prepared { sink.naturalSizeChanged(size) }
     }
 }

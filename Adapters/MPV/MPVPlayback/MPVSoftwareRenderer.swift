@@ -60,15 +60,19 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     private let updates = MPVRenderUpdates()
     private let onPicture: @Sendable (MPVRenderedPicture) -> Void
     private let onIdle: @Sendable () -> Void
+    /// Whether the fourth byte of each pixel is made opaque alpha (RGBA pictures); pictures
+    /// that are converted on (to YUV) leave it as mpv wrote it.
+    private let makesAlphaOpaque: Bool
     private var buffer: UnsafeMutableRawPointer?
     private var bufferCapacity = 0
     private var isStopped = false
 
     /// Takes ownership of `context` and starts the render thread, which calls `onPicture` for
     /// each picture and `onIdle` whenever it has handled a request.
-    init(context: OpaquePointer, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void,
+    init(context: OpaquePointer, makesAlphaOpaque: Bool = true, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void,
          onIdle: @escaping @Sendable () -> Void) {
         self.context = context
+        self.makesAlphaOpaque = makesAlphaOpaque
         self.onPicture = onPicture
         self.onIdle = onIdle
         pk_mpv_render_context_set_update_callback(context, { opaque in
@@ -170,6 +174,9 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             free(buffer)
             buffer = pk_mpv_aligned_alloc(byteCount)
             bufferCapacity = buffer == nil ? 0 : byteCount
+            // mpv leaves rgb0's fourth byte alone: zeroed once, a picture converted on (to
+            // YUV, alpha left as it is) reads no uninitialised memory.
+            buffer?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         }
         guard let buffer else { return }
 
@@ -194,11 +201,13 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             return
         }
         guard !owesFrame else { return }
-        // "rgb0" leaves the fourth byte undefined: make it opaque alpha.
-        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
-        for row in 0..<size.height {
-            let start = row * bytesPerRow
-            for column in 0..<size.width { bytes[start + column * 4 + 3] = 255 }
+        if makesAlphaOpaque {
+            // "rgb0" leaves the fourth byte undefined: make it opaque alpha.
+            let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+            for row in 0..<size.height {
+                let start = row * bytesPerRow
+                for column in 0..<size.width { bytes[start + column * 4 + 3] = 255 }
+            }
         }
         onPicture(MPVRenderedPicture(
             pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),

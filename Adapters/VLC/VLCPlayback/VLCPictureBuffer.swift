@@ -115,6 +115,8 @@ final class VLCPictureBuffer: @unchecked Sendable {
     private var corrected: UnsafeMutableRawPointer?
     private var correctedSize = VideoSize.zero
     private var converter: PictureConverter?
+    /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures handed to a `.yuvFrames` handler.
+    private let yuvConverter = YUVFrameConverter()
 
     /// A buffer for pictures of `size` in `format`, shown at `display`.
     init(owner: VLCVideoCallbacks, size: VideoSize, display: VideoSize, format: VLCPictureFormat) {
@@ -126,9 +128,9 @@ final class VLCPictureBuffer: @unchecked Sendable {
         lines = format.lines(height: size.height)
         // One spare row: vector code reads and writes a little past the last line.
         let bytes = zip(pitches, lines).reduce(0) { $0 + $1.0 * $1.1 } + pitches[0]
-        // RGBA pictures are copied out when kept, so the last shown and the one being
-        // written are enough; YUV pictures also keep the slot of the kept one.
-        let count = format == .rgba ? 2 : 3
+        // The last shown, the one being written, and the one kept for thumbnails (the kept
+        // one lags the last shown after a redisplay).
+        let count = 3
         // Not touched here: an output libVLC gives up on (it tries hardware formats first)
         // then costs no memory.
         slots = (0..<count).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
@@ -187,7 +189,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
         return true
     }
 
-    /// Keeps the last displayed slot for thumbnails (YUV formats).
+    /// Keeps the last displayed slot for thumbnails (converted or copied only when one is asked for).
     func keepLastShown() {
         access.withLock { kept = lastShown }
     }
@@ -220,14 +222,48 @@ final class VLCPictureBuffer: @unchecked Sendable {
 
     // MARK: - Any thread
 
-    /// The kept YUV picture converted to RGBA at `display`, stamped `presentationTime`; nil
-    /// when none is kept or the conversion fails.
+    /// The kept picture as RGBA at `display` (a YUV one converted, an RGBA one copied and,
+    /// drawn at another size, resampled), stamped `presentationTime`; nil when none is kept or
+    /// the conversion fails.
     func keptFrame(display: VideoSize, presentationTime: TimeInterval) -> VideoFrame? {
         access.withLock {
-            guard let kept, format != .rgba, !display.isEmpty else { return nil }
+            guard let kept, !display.isEmpty else { return nil }
+            if format == .rgba {
+                let rowBytes = size.width * 4, pitch = pitches[0]
+                let base = UnsafeRawPointer(slots[kept])
+                let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
+                    for row in 0..<size.height {
+                        UnsafeMutableRawPointer(out.baseAddress! + row * rowBytes).copyMemory(from: base + row * pitch, byteCount: rowBytes)
+                    }
+                    count = rowBytes * size.height
+                }
+                let frame = VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: pixels,
+                                       presentationTime: presentationTime)
+                return display == size ? frame : Self.resample(frame, to: display)
+            }
             if converter == nil { converter = PictureConverter() }
             return converter?.rgbaFrame(sourcePicture(slot: kept), size: display, presentationTime: presentationTime)
         }
+    }
+
+    /// Hands the kept YUV picture to `sink`'s `.yuvFrames` handler, stamped `presentationTime`
+    /// and to be shown at `display`: the slot's own planes, borrowed for the call (`access`
+    /// stays held, so libVLC writes no picture into it meanwhile).
+    func presentKept(display: VideoSize, presentationTime: TimeInterval, to sink: EngineSink) {
+        access.lock()
+        defer { access.unlock() }
+        guard let kept, format != .rgba else { return }
+        let picture = sourcePicture(slot: kept)
+        let layout: YUVPixelLayout = format == .nv12 ? .nv12 : .i420
+        let geometry = YUVFrame.planeGeometry(layout, width: size.width, height: size.height)
+        let planes = geometry.indices.map { index in
+            YUVPlane(baseAddress: picture.planes[index]!, bytesPerRow: picture.strides[index],
+                     rowBytes: geometry[index].rowBytes, rows: geometry[index].rows)
+        }
+        sink.presentYUVFrame(YUVFrame(layout: layout, width: size.width, height: size.height, displaySize: display,
+                                      planes: planes, presentationTime: presentationTime,
+                                      matrix: picture.matrix == .bt709 ? .bt709 : .bt601,
+                                      fullRange: picture.fullRange, converter: yuvConverter))
     }
 
     /// The YUV picture in `slot`, as the converter reads it.

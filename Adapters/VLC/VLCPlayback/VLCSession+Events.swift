@@ -194,6 +194,10 @@ extension VLCSession {
         guard frames.hasPicture else { return }
         frames.setPresentationTime(time)
         pictureTimes.markPresentedWhilePaused()
+        if sink.wantsYUVFrames {
+            frames.presentKept(to: sink)
+            return
+        }
         guard sink.frames != nil, let frame = frames.latest() else { return }
         frame.pixels.withUnsafeBytes { bytes in
             sink.presentFrame(bytes, size: frame.size, bytesPerRow: frame.bytesPerRow, presentationTime: time)

@@ -247,7 +247,7 @@ final class VLCSession: @unchecked Sendable {
                 claimedWindow = handle
             }
             player.setWindow(UInt32(truncatingIfNeeded: handle))
-        case .none, .frames:
+        case .none, .frames, .yuvFrames:
             let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }

@@ -7,8 +7,10 @@ import PlaybackKit
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
 /// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
 /// the `.frames` handler when there is one. For the handler they come as RGBA at the display
-/// size; without one, in the decoder's own 4:2:0 YUV format when it is one the adapter can
-/// convert (libVLC then only copies each picture, and a thumbnail is converted when asked for).
+/// size; for a `.yuvFrames` handler, and without a handler, in the decoder's own 4:2:0 YUV
+/// format when it is one the adapter can read (libVLC then only copies each picture into our
+/// pitches, and a thumbnail is converted when asked for; a `.yuvFrames` handler is given the
+/// slot's planes).
 final class VLCVideoCallbacks: @unchecked Sendable {
     // @unchecked: every stored property is immutable or Locked; pictures live in
     // `VLCPictureBuffer`s, one per libVLC video output.
@@ -300,7 +302,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             display = hint.display
         }
         guard !display.isEmpty else { return nil }
-        let format = sink.frames == nil ? VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba : .rgba
+        let format: VLCPictureFormat
+        if sink.wantsYUVFrames {
+            // The decoder's own 4:2:0 format; anything else libVLC converts to I420.
+            format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .i420
+        } else {
+            format = sink.frames == nil ? VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba : .rgba
+        }
         let size = format == .rgba ? display : storage
         // Four characters, e.g. "RGBA": bytes R, G, B, A in memory, what VideoFrame holds.
         for (index, byte) in format.chroma.utf8.enumerated() { chroma[index] = CChar(bitPattern: byte) }
@@ -334,15 +342,18 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         let stamp = pictureTimes.stampPicture(repeated: repeated)
         let correction = corrections.get()[picture.size]
+        // The picture stays in its slot for thumbnails, converted or copied only when one is
+        // asked for.
+        if !repeated { picture.keepLastShown() }
+        store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
         guard picture.format == .rgba else {
-            // No `.frames` handler: the picture stays in its slot until a thumbnail is wanted.
-            if !repeated { picture.keepLastShown() }
-            store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
+            if stamp.present, sink.wantsYUVFrames {
+                picture.presentKept(display: correction ?? picture.display, presentationTime: stamp.time, to: sink)
+            }
             notifyIfAsked()
             return
         }
         let (bytes, size, pitch) = picture.rgbaOutput(correctedTo: correction)
-        store.store(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         if stamp.present, sink.frames != nil {
             sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
         }
