@@ -47,7 +47,7 @@ enum TrackFixtures {
 enum TrackChecks {
     static let all: [Check] = [
         table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, preferredLanguages,
-        embeddedCues, externalFiles, legacyEncoding, addWhilePlaying, delay, drawn, metadata, chapters,
+        embeddedCues, externalFiles, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
     ]
 
     // MARK: Track tables
@@ -203,6 +203,30 @@ enum TrackChecks {
         guard let after = p.frames!.latest else { throw CheckFailure("no .frames picture after the first cue") }
         let left = subtitlePixels(in: after)
         try expect(left < 10, "at \(format(after.presentationTime)) s (no cue) the picture still has \(left) text-coloured pixels")
+    }
+
+    static let toTheEnd = Check("subtitles.to-the-end", "film.mkv played from the start to the end with each subtitle shown (SubRip, ASS, an external cues.srt and cues.ass) sends exactly one .finished(.playbackEnded)") { context in
+        let cases: [(what: String, track: String, file: String?)] = [
+            ("SubRip subtitle:0", "subtitle:0", nil), ("ASS subtitle:1", "subtitle:1", nil),
+            ("external cues.srt", "subtitle:2", "cues.srt"), ("external cues.ass", "subtitle:2", "cues.ass"),
+        ]
+        for item in cases {
+            let file = try item.file.map { try context.fixture("tracks/\($0)") }
+            let p = try context.player(url: try context.fixture("tracks/film.mkv"), retained: false) { options in
+                if let file { options.subtitleURLs = [file] }
+            }
+            defer { p.player.shutdown() }
+            p.player.selectTrack(id: item.track)
+            try await p.prepare()
+            try await expectSelected(p, ["video:0", "audio:0", item.track], "\(item.what) before playing to the end")
+            let mark = p.mark
+            try await p.play()
+            try await p.waitForEnd(since: mark, timeout: p.player.duration + 4)
+            try await observe(for: 0.5)
+            let finishes = p.recorder.events(since: mark).filter(\.isFinished)
+            try expect(finishes == [.finished(.playbackEnded)], "\(item.what): at the end \(summary(finishes)), expected exactly one .finished(.playbackEnded)")
+            p.player.shutdown()
+        }
     }
 
     // MARK: Metadata and chapters

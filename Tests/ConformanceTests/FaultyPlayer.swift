@@ -61,6 +61,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case ignoresTrackSelection
         /// `.subtitleChanged` reaches the app 300 ms late.
         case lateCues
+        /// `.finished(.playbackEnded)` is dropped while a subtitle is selected, as an engine
+        /// whose subtitle stream never delivers its end would never finish.
+        case neverEndsWithSubtitles
         /// metadata has no tags.
         case dropsMetadata
         /// Every chapter starts and ends half a second late.
@@ -382,11 +385,14 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     var events: AsyncStream<PlaybackEvent> {
         let source = inner.events
         let fault = self.fault
+        let inner = self.inner
         return AsyncStream { continuation in
             let task = Task {
                 var sizeSeen = false
                 for await event in source {
                     if fault == .lateCues, case .subtitleChanged = event { try? await Task.sleep(nanoseconds: 300_000_000) }
+                    if fault == .neverEndsWithSubtitles, event == .finished(.playbackEnded),
+                       inner.tracks.contains(where: { $0.kind == .subtitle && $0.isSelected }) { continue }
                     for changed in Self.apply(fault, to: event, sizeSeen: &sizeSeen) { continuation.yield(changed) }
                 }
                 continuation.finish()

@@ -89,9 +89,25 @@ extension GStreamerSession {
         guard let pipeline else { return }
         let index = engineID.flatMap { Int($0) }
         if engineID != nil, index == nil { return }
+        let shown = kind == .subtitle ? pipeline.currentStream(.subtitle) : nil
         pipeline.selectStream(kind, index: index)
+        if kind == .subtitle, let index, index != shown { restartTextStream() }
         sink.tracksChanged(engineTracks())
         if kind == .subtitle { reportSubtitleCues() }
+    }
+
+    /// A text stream newly shown in a pipeline that has started needs a flushing seek to where
+    /// playback is, else playback never finishes: while paused, playbin's text selector holds
+    /// back the streams not shown, the one shown until then may have delivered its end already
+    /// (a short local file is read ahead whole while prerolling), and the newly shown one then
+    /// never delivers its end (film.mkv's ASS track chosen at prepare). The seek is sent once
+    /// playing (`applyWantedState`): sent while paused right after an audio switch, it can
+    /// deadlock in playbin. It is not reported, like a rate seek; the engine's own seek, which
+    /// flushes too, takes its place.
+    func restartTextStream() {
+        guard phase == .ready, !atEnd, resumeAfterReopen == nil else { return }
+        textRestartOwed = true
+        if wantsPlaying, !buffering, seekInFlight == nil { applyWantedState() }
     }
 
     // MARK: - Subtitle files

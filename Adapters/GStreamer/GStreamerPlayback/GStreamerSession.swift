@@ -46,6 +46,9 @@ final class GStreamerSession: @unchecked Sendable {
     var seekInFlight: SeekKind?
     /// The rate changed while opening or while a seek was in flight: a rate seek follows.
     var rateSeekOwed = false
+    /// Another text stream is shown: a seek to where playback is follows once playing
+    /// (`restartTextStream`).
+    var textRestartOwed = false
     var positionTimer: LoopTimer?
     /// Playback that crawls for want of data without queue2 saying so (see `StarvationWatch`).
     var starvation = StarvationWatch()
@@ -255,6 +258,10 @@ final class GStreamerSession: @unchecked Sendable {
         if wantsPlaying, !buffering {
             pipeline.setState(.playing)
             startPositionTimer()
+            if textRestartOwed, seekInFlight == nil {
+                textRestartOwed = false
+                startRateSeek()
+            }
         } else {
             pipeline.setState(.paused)
             // Held for want of data, the timer looks for the refill.
@@ -303,6 +310,7 @@ final class GStreamerSession: @unchecked Sendable {
         guard phase == .ready, let pipeline else { return }
         atEnd = false
         resumeAfterReopen = nil
+        textRestartOwed = false
         PlaybackLog.log(.debug, "gstreamer", "seek to \(seconds) at rate \(rate)")
         if pipeline.seek(to: seconds, rate: rate, mode: mode) {
             seekInFlight = .user
