@@ -3,7 +3,7 @@ import PlaybackConformance
 /// The checks this adapter does not pass on xine-lib 1.2.13, each with the reason in xine's
 /// own terms (the README, "What xine cannot do", has the details). The runner shows them as
 /// FAIL with this reason; only other failures fail the run, and one that passes is pointed out.
-let knownFailures: [ConformanceCommand.KnownFailure] = pictureAndFormat + tracks + network
+let knownFailures: [ConformanceCommand.KnownFailure] = pictureAndFormat + tracks + network + outputs
 
 private func xine(_ check: String, _ reason: String) -> ConformanceCommand.KnownFailure {
     ConformanceCommand.KnownFailure(backend: "xine", check: check, reason: reason)
@@ -41,6 +41,7 @@ private let tracks = [
     xine("subtitles.add-while-playing", noCueText),
     xine("subtitles.delay", noCueText),
     xine("subtitles.drawn", noCueText),
+    xine("subtitles.to-the-end", noCueText),
     xine("metadata.tags", "xine's Matroska demuxer reads none of film.mkv's tags (artist, genre, date, comment) and reports the title as 'A Film of Tracks / (3) No title' (XINE_META_INFO_TITLE)"),
     xine("chapters.list", "xine-lib 1.2's frontend API has no chapter list for a file (chapters are an input plugin's titles and parts, for discs)"),
 ]
@@ -57,3 +58,14 @@ private let network = [
     xine("http.local-reference", "xine's HLS input does not open a remote playlist naming a file:// segment: xine_open fails with no demuxer (XINE_ERROR_NO_DEMUX_PLUGIN: unsupportedFormat), where the contract asks for forbiddenURL"),
     xine("http.tls-untrusted", "xine's TLS input plays from a server whose certificate no trusted authority signed (it opened and prepared), and the adapter gives it no authorities of the app's"),
 ]
+
+// MARK: - Outputs this adapter does not offer
+
+/// `.yuvFrames` and `.window(handle:)`: the adapter plays them as `.none`.
+private let notImplemented = "this adapter implements only the .none and .frames video outputs (xine's raw output hands YV12/YUY2 planes, which a .yuvFrames output could pass on; an X11 window needs xine's xv or xshm output), and plays .yuvFrames and .window as .none"
+
+private let outputs = ["yuv.frames-order", "yuv.picture", "yuv.anamorphic", "yuv.paused-seek",
+                       "yuv-size.residues", "yuv-size.common", "yuv-size.portrait", "yuv-size.tiny", "yuv-size.odd", "yuv-size.uhd",
+                       "window.scaling-aspect-fit", "window.scaling-aspect-fill", "window.scaling-fill", "window.scaling-none",
+                       "window.seek-paused", "window.resize", "window.two-windows", "window.expose-paused",
+                       "window.paused-changes", "window.next-player"].map { xine($0, notImplemented) }
