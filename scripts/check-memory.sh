@@ -11,7 +11,8 @@
 #                                             thumbnail, .frames and .yuvFrames paths, per backend
 #   scripts/check-memory.sh release           mediaplay conformance --backend all, release build
 #   scripts/check-memory.sh ci                what CI runs after the README's test command (the
-#                                             suite under asan): the release conformance run,
+#                                             suite under asan): the release conformance run of
+#                                             the picture, timing, network and stress families,
 #                                             and memcheck over the release mediaplay on the
 #                                             sweep's common and tiny sizes
 #
@@ -101,10 +102,16 @@ case $mode in
     ;;
   ci)
     # After the README's test command (the whole suite under the address sanitizer): the
-    # release build's conformance run, then memcheck over it on the sweep's common (the sizes
-    # that once corrupted memory) and tiny clips and the command line's picture paths (the odd
-    # sizes and the rest of the sweep run under memcheck in `memcheck` mode, outside CI's time).
-    "$0" release
+    # release build's conformance run over the families whose code paths an optimised build
+    # changes most (pictures, conversions, timing, seeking, the network, stress; the track,
+    # cue, queue, fallback and window families are rules and calls that the whole debug run
+    # before covers, and run in release in `release` mode), then memcheck over it on the
+    # sweep's common (the sizes that once corrupted memory) and tiny clips and the command
+    # line's picture paths (the odd sizes and the rest of the sweep run under memcheck in
+    # `memcheck` mode, outside CI's time).
+    swift build -c release --product mediaplay
+    release_families=(lifecycle time seek end picture rate volume bad-input api http picture-size yuv yuv-size format stress)
+    .build/release/mediaplay conformance --backend all $(printf -- '--check %s ' "${release_families[@]}")
     # (At 1706x960, libVLC's thumbnail under memcheck waits without end: left to the full run.)
     MEDIAPLAY=.build/release/mediaplay MEMCHECK_CLI_SIZES="424x240 426x320" "$0" memcheck --check picture-size.common --check picture-size.tiny
     ;;
