@@ -20,6 +20,9 @@ final class PlayKeys: @unchecked Sendable {
     private var volume: Float = 1
     private var muted = false
     private var rate: Float = 1
+    /// The track of each kind the keys chose last for the current item (nil inside: off), so a
+    /// quick second press goes on from it before the player's list shows the change.
+    private var chosenTracks: [TrackKind: String?] = [:]
 
     /// The speeds `[` and `]` step through.
     static let rates: [Float] = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4]
@@ -56,6 +59,7 @@ final class PlayKeys: @unchecked Sendable {
     /// Gives a new item of the queue the volume, mute and speed chosen so far.
     func itemStarted() {
         queue.async { [self] in
+            chosenTracks = [:]
             guard let player = playQueue.player else { return }
             if volume != 1 || muted { player.playbackVolume = muted ? 0 : volume }
             if rate != 1 { player.playbackRate = rate }
@@ -117,18 +121,27 @@ final class PlayKeys: @unchecked Sendable {
             announce("no \(kind.rawValue) track")
             return
         }
-        let selected = tracks.firstIndex(where: \.isSelected)
+        let selected: Int? = if let chosen = chosenTracks[kind] {
+            chosen.flatMap { id in tracks.firstIndex { $0.id == id } }
+        } else {
+            tracks.firstIndex(where: \.isSelected)
+        }
         let next = selected.map { $0 + 1 } ?? 0
         if next < tracks.count {
-            player.selectTrack(id: tracks[next].id)
-            announce("\(kind.rawValue): \(InfoCommand.describe(tracks[next], idWidth: 0))")
+            choose(tracks[next], on: player)
         } else if kind == .subtitle {
             player.deselectTrack(kind: .subtitle)
+            chosenTracks[kind] = .some(nil)
             announce("subtitle: off")
         } else if selected != 0 {
-            player.selectTrack(id: tracks[0].id)
-            announce("\(kind.rawValue): \(InfoCommand.describe(tracks[0], idWidth: 0))")
+            choose(tracks[0], on: player)
         }
+    }
+
+    private func choose(_ track: MediaTrack, on player: any MediaPlayback) {
+        player.selectTrack(id: track.id)
+        chosenTracks[track.kind] = .some(track.id)
+        announce("\(track.kind.rawValue): \(InfoCommand.describe(track, idWidth: 0))")
     }
 
     private func changeVolume(by delta: Float) {

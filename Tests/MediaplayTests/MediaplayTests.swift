@@ -208,7 +208,7 @@ enum CLI {
     @Test func conformanceRefusesAnUnknownBackendOrCheckWithStatus2() throws {
         let backend = try CLI.run(["conformance", "--backend", "nonesuch"])
         #expect(backend.status == 2)
-        #expect(backend.stderr.contains("mediaplay: error: unknown backend 'nonesuch'"), "\(backend.stderr)")
+        #expect(backend.stderr.contains("mediaplay conformance: error: unknown backend 'nonesuch'"), "\(backend.stderr)")
         let check = try CLI.run(["conformance", "--check", "no.such-check"])
         #expect(check.status == 2)
         #expect(check.stderr.contains("unknown check(s) no.such-check"), "\(check.stderr)")
