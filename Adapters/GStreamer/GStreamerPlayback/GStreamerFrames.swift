@@ -4,7 +4,7 @@ import FoundationEssentials
 import PictureConversion
 import PlaybackKit
 
-/// A picture the frame sink (`.frames`, `.yuvFrames`) received, valid only while the callback it is handed to
+/// A picture the `.frames` sink received, valid only while the callback it is handed to
 /// runs (the pipeline releases the sample after it).
 struct PipelineSample: @unchecked Sendable {
     // @unchecked: the sample is only read, and only during the callback on its streaming thread.
@@ -19,6 +19,11 @@ struct PipelineSample: @unchecked Sendable {
     /// the call); nil if it is not I420 or NV12.
     func withYUVFrame<T>(converter: YUVFrameConverter, _ body: (YUVFrame) -> T) -> T? {
         GStreamerFrames.withYUVFrame(of: sample, time: presentationTime ?? 0, converter: converter, body)
+    }
+
+    /// Calls `body` with the picture's RGBA pixels, size and row stride; nil if it is not RGBA.
+    func withRGBAPixels<T>(_ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
+        GStreamerFrames.withRGBAPixels(of: sample, body)
     }
 }
 

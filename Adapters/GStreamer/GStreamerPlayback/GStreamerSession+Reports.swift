@@ -153,9 +153,8 @@ extension GStreamerSession {
         sink.naturalSizeChanged(size)
     }
 
-    /// Hands an appsink picture (I420 or NV12) to the `.frames` or `.yuvFrames` output
-    /// (streaming thread). The prerolled picture comes again as the first sample once
-    /// playing: it is presented once.
+    /// Hands an appsink picture to the frame output (streaming thread). The prerolled picture
+    /// comes again as the first sample once playing: it is presented once.
     func present(_ sample: PipelineSample, preroll: Bool) {
         guard sink.frames != nil || sink.wantsYUVFrames, sink.isCurrent else { return }
         let time = sample.presentationTime ?? 0
@@ -167,13 +166,12 @@ extension GStreamerSession {
             return !preroll && state.lastWasPreroll && state.lastTime == time
         }
         guard !repeated else { return }
-        sample.withYUVFrame(converter: yuvConverter) { frame in
-            guard !sink.wantsYUVFrames else { return sink.presentYUVFrame(frame) }
-            // RGBA at the display size, converted once into the converter's reused buffer.
-            yuvConverter.withRGBA(frame, size: frame.displaySize) { picture in
-                sink.presentFrame(picture.bytes, size: frame.displaySize, bytesPerRow: picture.layout.bytesPerRow,
-                                  presentationTime: time)
-            }
+        if sink.wantsYUVFrames {
+            sample.withYUVFrame(converter: yuvConverter) { sink.presentYUVFrame($0) }
+            return
+        }
+        sample.withRGBAPixels { pixels, size, stride in
+            sink.presentFrame(pixels, size: size, bytesPerRow: stride, presentationTime: time)
         }
     }
 }
