@@ -162,7 +162,13 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         let owesFrame = knownSize.isEmpty
         if owesFrame {
             updates.condition.lock()
-            updates.owedFrame = (isNewFrame, requestedAt)
+            // A redraw while a new frame is still owed (mpv redraws the first frame while
+            // its core waits for it) leaves the frame owed as new, with its first request time.
+            if !isNewFrame, let earlier = updates.owedFrame, earlier.isNewFrame {
+                updates.owedFrame = earlier
+            } else {
+                updates.owedFrame = (isNewFrame, requestedAt)
+            }
             // The size may have come since this draw began: then draw the frame again at once.
             if !updates.targetSize.isEmpty { updates.pending = true }
             updates.condition.unlock()
