@@ -42,6 +42,15 @@ let package = Package(
             name: "PictureConversion",
             dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: engineTraits))]),
 
+        // MARK: - libass drawing text subtitles onto pictures (the FFmpeg engine, and libVLC's
+        // .frames output, whose own drawing would reach its thumbnails)
+        .systemLibrary(
+            name: "CLibass", path: "Sources/CLibass", pkgConfig: "libass",
+            providers: [.apt(["libass-dev"])]),
+        .target(
+            name: "SubtitleOverlay",
+            dependencies: ["PlaybackKit", .target(name: "CLibass", condition: .when(traits: ["FFmpeg", "VLC"]))]),
+
         // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
         // engines whose own model does not say
         .systemLibrary(
@@ -69,15 +78,15 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
             // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
-            // libswresample, libavutil, sdl2, x11 and libass (without SDL2's -D_REENTRANT).
+            // libswresample, libavutil, sdl2 and x11 (without SDL2's -D_REENTRANT).
             pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
-                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev",
-                              "libass-dev"])]),
+                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
         .target(
             name: "FFmpegPlayback",
             dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"])),
-                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg"]))],
+                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg"])),
+                           .target(name: "SubtitleOverlay", condition: .when(traits: ["FFmpeg"]))],
             path: "Adapters/FFmpeg/FFmpegPlayback"),
         .systemLibrary(
             name: "CMPV", path: "Adapters/MPV/CMPV",
@@ -96,6 +105,7 @@ let package = Package(
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
+                           .target(name: "SubtitleOverlay", condition: .when(traits: ["VLC"])),
                            .target(name: "X11Windows", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
@@ -145,7 +155,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "PlaybackKitTests", dependencies: ["PlaybackKit"]),
-        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "MediaProbe"]),
+        .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "SubtitleOverlay", "MediaProbe"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows"]),

@@ -7,10 +7,42 @@ import PlaybackKit
 /// draw subtitles but do not hand out their text (libVLC 3), so that cue events are the same
 /// on every engine. Times are the stream's own, as `EngineSink.subtitleCue` wants them.
 package enum SubtitleCueReader {
+    /// A subtitle stream read whole: its cues as plain text, and as libass draws it (the
+    /// decoder's ASS script header and events, and the fonts the file carries).
+    package struct Reading: Sendable {
+        /// One ASS event: the fields after ReadOrder, shown from `start` to `end` (seconds).
+        package struct Event: Sendable {
+            package var fields: String
+            package var start: Double
+            package var end: Double?
+        }
+
+        /// A font file attached to the media.
+        package struct Font: Sendable {
+            package var name: String
+            package var data: [UInt8]
+        }
+
+        /// The cues, sorted by start.
+        package var cues: [SubtitleCue] = []
+        /// The ASS script header libavcodec's decoder made (empty when it made none).
+        package var header = ""
+        /// The events in the order decoded.
+        package var events: [Event] = []
+        /// The fonts the media carries (Matroska attachments).
+        package var fonts: [Font] = []
+    }
+
     /// Every cue of the subtitle stream that is the `subtitleIndex`-th (from 0, in stream
     /// order) of `url`, a media or subtitle file; text files are decoded by `SubtitleEncoding`.
     /// Throws a `PlaybackError` when the file cannot be read or has no such stream.
     package static func cues(in url: URL, subtitleIndex: Int = 0) throws(PlaybackError) -> [SubtitleCue] {
+        try read(url, subtitleIndex: subtitleIndex).cues
+    }
+
+    /// The subtitle stream that is the `subtitleIndex`-th of `url`, read whole: cues, script
+    /// header, events and fonts. Throws as `cues(in:subtitleIndex:)`.
+    package static func read(_ url: URL, subtitleIndex: Int = 0) throws(PlaybackError) -> Reading {
         let path = url.isFileURL ? url.path : url.absoluteString
         _ = MediaProbeLog.quiet
         var format: UnsafeMutablePointer<AVFormatContext>?
@@ -52,10 +84,15 @@ package enum SubtitleCueReader {
         }
         let timeBase = stream.pointee.time_base
         let seconds = { (value: Int64) -> Double in Double(value) * Double(timeBase.num) / Double(timeBase.den) }
+        var reading = Reading()
+        if let header = decoder.pointee.subtitle_header, decoder.pointee.subtitle_header_size > 0 {
+            reading.header = String(decoding: UnsafeBufferPointer(start: header, count: Int(decoder.pointee.subtitle_header_size)), as: UTF8.self)
+        }
+        reading.fonts = fonts(in: context)
         var cues: [SubtitleCue] = []
         var packet = av_packet_alloc()
         defer { av_packet_free(&packet) }
-        guard let packet else { return [] }
+        guard let packet else { return reading }
         while av_read_frame(context, packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == Int32(streamIndex), packet.pointee.pts != pk_sub_nopts() else { continue }
@@ -72,13 +109,36 @@ package enum SubtitleCueReader {
             }
             let text = (0..<subtitle.num_rects).compactMap { index -> String? in
                 guard let rect = pk_sub_rect(&subtitle, index) else { return nil }
-                if let ass = rect.pointee.ass { return plainText(assDialogue: String(cString: ass)) }
+                if let ass = rect.pointee.ass {
+                    let line = String(cString: ass)
+                    // "ReadOrder,Layer,...": libass numbers the events itself.
+                    if let comma = line.firstIndex(of: ",") {
+                        reading.events.append(Reading.Event(fields: String(line[line.index(after: comma)...]), start: start, end: end))
+                    }
+                    return plainText(assDialogue: line)
+                }
                 if let text = rect.pointee.text { return plainText(markup: String(cString: text)) }
                 return nil
             }.filter { !$0.isEmpty }.joined(separator: "\n")
             if !text.isEmpty { cues.append(SubtitleCue(text: text, start: start, end: end)) }
         }
-        return cues.sorted { $0.start < $1.start }
+        reading.cues = cues.sorted { $0.start < $1.start }
+        return reading
+    }
+
+    /// The font files attached to the media (attachment streams with a font's name or type).
+    private static func fonts(in context: UnsafeMutablePointer<AVFormatContext>) -> [Reading.Font] {
+        (0..<Int(context.pointee.nb_streams)).compactMap { index -> Reading.Font? in
+            guard let stream = context.pointee.streams[index], let parameters = stream.pointee.codecpar,
+                  parameters.pointee.codec_type == AVMEDIA_TYPE_ATTACHMENT,
+                  let data = parameters.pointee.extradata, parameters.pointee.extradata_size > 0 else { return nil }
+            let tag = { (key: String) -> String? in av_dict_get(stream.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) } }
+            let name = tag("filename") ?? "font\(index)"
+            let type = tag("mimetype")?.lowercased() ?? ""
+            let fontExtensions = ["ttf", "otf", "ttc", "woff", "woff2"]
+            guard type.contains("font") || fontExtensions.contains(where: { name.lowercased().hasSuffix("." + $0) }) else { return nil }
+            return Reading.Font(name: name, data: Array(UnsafeBufferPointer(start: data, count: Int(parameters.pointee.extradata_size))))
+        }
     }
 
     // MARK: - Plain text

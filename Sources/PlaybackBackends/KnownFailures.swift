@@ -50,9 +50,6 @@ extension PlaybackBackends {
         KnownConformanceFailure(
             backend: "vlc", check: "format.opus-ogg",
             reason: "libVLC's Ogg demuxer: a seek while playing can end the media, and the pace drifts (0.87x)"),
-        KnownConformanceFailure(
-            backend: "vlc", check: "subtitles.drawn",
-            reason: "libVLC 3 blends the subtitle into the pictures it hands out (vmem), and thumbnails come from those pictures: with a subtitle showing, the thumbnail shows it too"),
     ]
 
     /// The reason `check` is known to fail on `backend`, or nil.

@@ -20,7 +20,6 @@
 #include <SDL2/SDL.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
-#include <ass/ass.h>
 
 /* Macros and function-like macros the Swift importer cannot see, as prefixed helpers. */
 

@@ -3,6 +3,7 @@ import CFFmpeg
 import FoundationEssentials
 import PictureConversion
 import PlaybackKit
+import SubtitleOverlay
 
 // MARK: - The presenter thread
 

@@ -2,6 +2,7 @@
 import CFFmpeg
 import FoundationEssentials
 import PlaybackKit
+import SubtitleOverlay
 
 // MARK: - Subtitle sources
 

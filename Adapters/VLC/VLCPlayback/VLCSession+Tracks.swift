@@ -4,6 +4,7 @@ import Dispatch
 import FoundationEssentials
 import MediaProbe
 import PlaybackKit
+import SubtitleOverlay
 
 // MARK: - Tracks, subtitles, tags and chapters
 
@@ -25,7 +26,8 @@ extension VLCSession {
         guard let player else { return [] }
         let streams = embeddedStreams(player)
         var tracks: [EngineTrack] = []
-        let selected = Dictionary(uniqueKeysWithValues: TrackKind.allCases.map { ($0, player.selectedStream($0)) })
+        var selected = Dictionary(uniqueKeysWithValues: TrackKind.allCases.map { ($0, player.selectedStream($0)) })
+        if subtitleOverlay != nil { selected[.subtitle] = drawnSubtitle ?? -1 }
         if let probe {
             var used: [TrackKind: Int] = [:]
             for stream in probe.streams {
@@ -68,6 +70,7 @@ extension VLCSession {
 
     /// Reports the tracks and reads the cues of the selected subtitle when it changed.
     func reportTracks() {
+        adoptLibVLCSubtitleChoice()
         let tracks = engineTracks()
         sink.tracksChanged(tracks)
         readCues(tracks)
@@ -110,7 +113,11 @@ extension VLCSession {
     func selectTrack(kind: TrackKind, engineID: String?) {
         guard let player else { return }
         let id = engineID.flatMap { Int32($0) } ?? -1
-        if !player.selectStream(kind, id: id) {
+        if kind == .subtitle, subtitleOverlay != nil {
+            // Drawn by the overlay; libVLC shows none.
+            drawnSubtitle = id >= 0 ? id : nil
+            if player.selectedStream(.subtitle) >= 0 { player.selectStream(.subtitle, id: -1) }
+        } else if !player.selectStream(kind, id: id) {
             PlaybackLog.log(.warning, "vlc", "libVLC refused to select \(kind) stream \(id)\(detail())")
         }
         reportTracks()
@@ -118,6 +125,17 @@ extension VLCSession {
 
     func setSubtitleDelay(_ seconds: TimeInterval) {
         player?.setSubtitleDelay(seconds)
+        subtitleOverlay?.setDelay(seconds)
+    }
+
+    /// With the overlay drawing subtitles, a subtitle libVLC selected on its own (a default
+    /// stream at the start, a file added selected) becomes the overlay's, and libVLC's goes off.
+    private func adoptLibVLCSubtitleChoice() {
+        guard subtitleOverlay != nil, let player else { return }
+        let chosen = player.selectedStream(.subtitle)
+        guard chosen >= 0 else { return }
+        drawnSubtitle = chosen
+        player.selectStream(.subtitle, id: -1)
     }
 
     /// A stream appeared while prepared (an added subtitle file): the list changed.
@@ -135,6 +153,7 @@ extension VLCSession {
         guard selected?.engineID != cuesReadFor else { return }
         cuesReadFor = selected?.engineID
         sink.subtitleCuesReset()
+        subtitleOverlay?.clear()
         guard let selected else { return }
         let file: (url: URL, subtitleIndex: Int)
         if selected.isExternal {
@@ -148,16 +167,20 @@ extension VLCSession {
         }
         let id = selected.engineID, sink = sink, queue = queue
         DispatchQueue.global(qos: .utility).async { [weak self] in
-            let cues: [SubtitleCue]
+            let reading: SubtitleCueReader.Reading
             do {
-                cues = try SubtitleCueReader.cues(in: file.url, subtitleIndex: file.subtitleIndex)
+                reading = try SubtitleCueReader.read(file.url, subtitleIndex: file.subtitleIndex)
             } catch {
                 PlaybackLog.log(.warning, "vlc", "the cues of \(file.url.lastPathComponent) cannot be read: \(error)")
                 return
             }
             queue.async { [weak self] in
                 guard let self, self.phase != .finished, self.cuesReadFor == id else { return }
-                for cue in cues { sink.subtitleCue(cue) }
+                self.subtitleOverlay?.install(SubtitleScript(
+                    header: reading.header,
+                    events: reading.events.map { SubtitleScript.Event(fields: $0.fields, start: $0.start, end: $0.end) },
+                    fonts: reading.fonts.map { EmbeddedFont(name: $0.name, data: $0.data) }))
+                for cue in reading.cues { sink.subtitleCue(cue) }
             }
         }
     }

@@ -4,6 +4,7 @@ import Dispatch
 import FoundationEssentials
 import MediaProbe
 import PlaybackKit
+import SubtitleOverlay
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the
 /// start and of the seek in flight. Lives on the engine's queue; its parts are split over
@@ -137,6 +138,12 @@ final class VLCSession: @unchecked Sendable {
     var externalSubtitles: [VLCExternalSubtitle] = []
     /// The engine id of the subtitle whose cues were read (or are being read).
     var cuesReadFor: String?
+    /// With a `.frames` output of a local file the selected subtitle is drawn by this overlay,
+    /// not by libVLC (which blends it into the one picture it hands out, the thumbnails' too):
+    /// libVLC's own subtitle selection stays off and `drawnSubtitle` is the selection.
+    let subtitleOverlay: SubtitleOverlay?
+    /// The libVLC ES id of the subtitle the overlay draws (`.frames` output only).
+    var drawnSubtitle: Int32?
     /// The volume libVLC reports it applies (0...1), read back after each change, for
     /// `appliedVolume` on any thread.
     let appliedVolume: Locked<Float?>
@@ -156,6 +163,8 @@ final class VLCSession: @unchecked Sendable {
         self.source = source
         self.options = options
         self.sink = sink
+        // A remote source's subtitles stay libVLC's: reading them ahead would fetch the media twice.
+        if case .frames = options.videoOutput, source.isFile { subtitleOverlay = SubtitleOverlay() } else { subtitleOverlay = nil }
     }
 
     // MARK: - Opening
@@ -248,7 +257,7 @@ final class VLCSession: @unchecked Sendable {
             }
             player.setWindow(UInt32(truncatingIfNeeded: handle))
         case .none, .frames, .yuvFrames:
-            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, onPicture: { [weak self] in
+            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, subtitles: subtitleOverlay, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
             }, onSeekPicture: { [weak self] overshoot in

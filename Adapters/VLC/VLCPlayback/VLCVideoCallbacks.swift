@@ -3,6 +3,7 @@ import CVLC
 import Dispatch
 import FoundationEssentials
 import PlaybackKit
+import SubtitleOverlay
 
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
 /// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
@@ -23,6 +24,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let store: VLCPictureStore
     private let pictureTimes: VLCPictureTimes
     private let sink: EngineSink
+    /// Draws the selected subtitle on `.frames` pictures (libVLC's own drawing is kept off).
+    private let subtitles: SubtitleOverlay?
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
     private let watch = Locked(Watch.off)
@@ -41,12 +44,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// picture (true).
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
-    init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink,
+    init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink, subtitles: SubtitleOverlay?,
          onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
          onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.pictureTimes = pictureTimes
         self.sink = sink
+        self.subtitles = subtitles
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
         self.onLanded = onLanded
@@ -355,7 +359,14 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         let (bytes, size, pitch) = picture.rgbaOutput(correctedTo: correction)
         if stamp.present, sink.frames != nil {
-            sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
+            if let subtitles {
+                // Drawn on a copy: the slot stays the clean picture thumbnails read.
+                subtitles.withDrawn(bytes, size: size, bytesPerRow: pitch, at: stamp.time) { drawn in
+                    sink.presentFrame(drawn, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
+                }
+            } else {
+                sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
+            }
         }
         notifyIfAsked()
     }

@@ -1,5 +1,5 @@
-#if FFmpeg
-import CFFmpeg
+#if FFmpeg || VLC
+internal import CLibass
 import FoundationEssentials
 import Glibc
 import PlaybackKit
@@ -8,22 +8,23 @@ import PlaybackKit
 
 /// libass's library (fonts) and renderer (frame size, fontconfig's fonts), which draw text
 /// subtitles onto pictures. Owns both; every `SubtitleRendering` made from it keeps it alive,
-/// as libass frees tracks with their library. Not thread-safe: the subtitle book's lock
-/// guards every use.
-final class SubtitleRenderer {
+/// as libass frees tracks with their library. Not thread-safe: its owner's lock guards every
+/// use (the FFmpeg engine's subtitle book, `SubtitleOverlay`).
+package final class SubtitleRenderer {
     fileprivate let library: OpaquePointer
     private let renderer: OpaquePointer
     private var frameSize = VideoSize.zero
 
     /// Sets libass up with fontconfig's default fonts (DejaVu on Debian) and the fonts the
     /// media carries (Matroska attachments); nil when libass cannot start.
-    init?(fonts: [EmbeddedFont]) {
+    package init?(fonts: [EmbeddedFont]) {
         guard let library = ass_library_init() else { return nil }
         ass_set_message_cb(library, { level, format, arguments, _ in
             guard level <= 2, PlaybackLog.enabled(.debug), let format, let arguments else { return }
             var text = [CChar](repeating: 0, count: 512)
             _ = vsnprintf(&text, text.count, format, arguments)
-            PlaybackLog.log(.debug, "ffmpeg", "libass: \(FFmpegErrors.string(from: text))")
+            let message = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            PlaybackLog.log(.debug, "libass", message)
         }, nil)
         for font in fonts {
             font.data.withUnsafeBufferPointer { bytes in
@@ -47,14 +48,22 @@ final class SubtitleRenderer {
     }
 
     /// The channel order of a picture to draw on.
-    enum PixelOrder { case rgba, bgra }
+    package enum PixelOrder: Sendable { case rgba, bgra }
 
     /// Draws what `rendering` shows at `milliseconds` onto the packed 4-byte picture at
     /// `pixels` (`width` x `height`, rows `bytesPerRow` apart), blending each libass bitmap in
     /// its colour.
-    func draw(_ rendering: SubtitleRendering, atMilliseconds milliseconds: Int64, onto pixels: UnsafeMutableRawPointer,
-              width: Int, height: Int, bytesPerRow: Int, order: PixelOrder) {
-        guard width > 0, height > 0 else { return }
+    package func draw(_ rendering: SubtitleRendering, atMilliseconds milliseconds: Int64, onto pixels: UnsafeMutableRawPointer,
+                      width: Int, height: Int, bytesPerRow: Int, order: PixelOrder) {
+        draw(rendered(rendering, atMilliseconds: milliseconds, width: width, height: height),
+             onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: order)
+    }
+
+    /// What libass shows of `rendering` at `milliseconds` on a `width` x `height` picture:
+    /// the bitmaps, valid until the next render; nil when nothing shows.
+    func rendered(_ rendering: SubtitleRendering, atMilliseconds milliseconds: Int64,
+                              width: Int, height: Int) -> UnsafeMutablePointer<ASS_Image>? {
+        guard width > 0, height > 0 else { return nil }
         let size = VideoSize(width: width, height: height)
         if size != frameSize {
             frameSize = size
@@ -62,7 +71,13 @@ final class SubtitleRenderer {
             ass_set_storage_size(renderer, Int32(width), Int32(height))
         }
         var changed: Int32 = 0
-        var image = ass_render_frame(renderer, rendering.track, milliseconds, &changed)
+        return ass_render_frame(renderer, rendering.track, milliseconds, &changed)
+    }
+
+    /// Blends every bitmap of `images` onto the packed 4-byte picture at `pixels`.
+    func draw(_ images: UnsafeMutablePointer<ASS_Image>?, onto pixels: UnsafeMutableRawPointer,
+                          width: Int, height: Int, bytesPerRow: Int, order: PixelOrder) {
+        var image = images
         let (red, green, blue) = order == .rgba ? (0, 1, 2) : (2, 1, 0)
         while let current = image {
             Self.blend(current.pointee, onto: pixels.assumingMemoryBound(to: UInt8.self), width: width, height: height,
@@ -98,27 +113,33 @@ final class SubtitleRenderer {
 }
 
 /// A font file the media carries, for libass.
-struct EmbeddedFont {
+package struct EmbeddedFont: Sendable {
     /// Its file name.
-    var name: String
+    package var name: String
     /// The font file's bytes.
-    var data: [UInt8]
+    package var data: [UInt8]
+
+    /// A font named `name` (its file name) with the font file's bytes.
+    package init(name: String, data: [UInt8]) {
+        self.name = name
+        self.data = data
+    }
 }
 
 /// One subtitle source as libass draws it: an `ASS_Track` with the source's header and the
 /// events fed so far. Keeps its renderer (and so the library) alive. Guarded like the renderer.
-final class SubtitleRendering {
+package final class SubtitleRendering {
     fileprivate let track: UnsafeMutablePointer<ASS_Track>
     private let owner: SubtitleRenderer
     private var nextReadOrder = 0
     /// How many of the source's cues were fed.
-    var fed = 0
+    package var fed = 0
     /// How long a cue without an end is drawn, milliseconds.
-    static let openEndedMilliseconds: Int64 = 5000
+    package static let openEndedMilliseconds: Int64 = 5000
 
     /// A track with the script header `header` (its styles and play resolution); nil when
     /// libass cannot make one.
-    init?(renderer: SubtitleRenderer, header: String) {
+    package init?(renderer: SubtitleRenderer, header: String) {
         guard let track = ass_new_track(renderer.library) else { return nil }
         self.track = track
         owner = renderer
@@ -130,7 +151,7 @@ final class SubtitleRendering {
 
     /// Adds an event ("Layer,Style,Name,MarginL,MarginR,MarginV,Effect,Text") shown from
     /// `start` to `end` (media seconds, without the subtitle delay).
-    func add(_ event: String, start: Double, end: Double?) {
+    package func add(_ event: String, start: Double, end: Double?) {
         let startMilliseconds = Int64((start * 1000).rounded())
         let duration = end.map { Int64((($0 - start) * 1000).rounded()) } ?? Self.openEndedMilliseconds
         guard duration > 0 else { return }
