@@ -47,7 +47,7 @@ enum TrackFixtures {
 enum TrackChecks {
     static let all: [Check] = [
         table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, preferredLanguages,
-        embeddedCues, externalFiles, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
+        embeddedCues, externalFiles, externalOverHTTP, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
     ]
 
     // MARK: Track tables
@@ -154,6 +154,35 @@ enum TrackChecks {
             try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: name)
             p.player.shutdown()
         }
+    }
+
+    static let externalOverHTTP = Check("subtitles.external-http", "cues.srt and cues.ass served over http (the local server) as subtitleURLs beside a local film.mkv, and cues.vtt added over http while prepared: subtitle:2, selected, its cues at their times") { context in
+        let server = try context.httpServer()
+        for name in ["cues.srt", "cues.ass", "cues.vtt"] {
+            server.route("/subtitles/\(name)", .content(try .file(try context.fixture("tracks/\(name)"))))
+        }
+        for name in ["cues.srt", "cues.ass"] {
+            let url = server.url("/subtitles/\(name)")
+            let p = try context.player(url: try context.fixture("tracks/film.mkv"), retained: false) { $0.subtitleURLs = [url] }
+            defer { p.player.shutdown() }
+            try await p.prepare()
+            guard let external = p.player.tracks.last, external.id == "subtitle:2", external.isExternal else {
+                throw CheckFailure("\(url): the external track is not subtitle:2 after the embedded ones: \(describe(p.player.tracks))")
+            }
+            try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "with \(url) added")
+            try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: "\(name) over http")
+            p.player.shutdown()
+        }
+        let p = try context.player("tracks/film.mkv")
+        try await p.prepare()
+        let mark = p.mark
+        p.player.addSubtitle(url: server.url("/subtitles/cues.vtt"))
+        try await p.recorder.waitFor(".tracksChanged with subtitle:2", since: mark, timeout: 5) { event in
+            if case .tracksChanged(let tracks) = event { return tracks.contains { $0.id == "subtitle:2" && $0.isExternal } }
+            return false
+        }
+        try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "after addSubtitle over http")
+        try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: "cues.vtt added over http while prepared")
     }
 
     static let legacyEncoding = Check("subtitles.legacy-encoding", "cues-cp1251.srt (Windows-1251, not UTF-8) shows its Cyrillic text (the README's rule for files that are not UTF-8)") { context in

@@ -42,8 +42,73 @@ package enum SubtitleCueReader {
 
     /// The subtitle stream that is the `subtitleIndex`-th of `url`, read whole: cues, script
     /// header, events and fonts. Throws as `cues(in:subtitleIndex:)`.
-    package static func read(_ url: URL, subtitleIndex: Int = 0) throws(PlaybackError) -> Reading {
-        let path = url.isFileURL ? url.path : url.absoluteString
+    ///
+    /// A subtitle file over http(s) is fetched first (with `options`' headers and certificate
+    /// authorities, at most `remoteLimit` bytes) and read as a local file, so that its text
+    /// encoding is told by the same rule.
+    package static func read(_ url: URL, subtitleIndex: Int = 0, options: PlaybackOptions = PlaybackOptions()) throws(PlaybackError) -> Reading {
+        guard !url.isFileURL else { return try readLocal(url, subtitleIndex: subtitleIndex) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playbackkit-subtitle-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try readLocal(try localCopy(of: url, in: folder, options: options), subtitleIndex: subtitleIndex)
+    }
+
+    /// Fetches the subtitle file at the http(s) `url` (as `read` does) into `folder` (made
+    /// when missing), under the URL's file name; returns the copy's file URL.
+    package static func localCopy(of url: URL, in folder: URL, options: PlaybackOptions = PlaybackOptions()) throws(PlaybackError) -> URL {
+        let name = url.lastPathComponent.isEmpty || url.lastPathComponent == "/" ? "subtitles" : url.lastPathComponent
+        let local = folder.appendingPathComponent(name)
+        let data = try fetch(url, options: options)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try data.write(to: local)
+        } catch {
+            throw PlaybackError(code: .engine, message: "subtitles: cannot keep \(url.absoluteString) in \(folder.path): \(error)")
+        }
+        return local
+    }
+
+    /// The most bytes a remote subtitle file may have.
+    package static let remoteLimit = 16 << 20
+
+    /// The bytes at the http(s) `url`, through libavformat's protocols (only http, https and
+    /// what they are made of), verified against the system's and the app's authorities.
+    private static func fetch(_ url: URL, options: PlaybackOptions) throws(PlaybackError) -> Data {
+        _ = MediaProbeLog.quiet
+        var settings: OpaquePointer?
+        defer { av_dict_free(&settings) }
+        let authorities = try options.tlsCertificateAuthorities.map { extra throws(PlaybackError) in try TLSTrust.bundle(adding: extra).path }
+        var pairs: [(String, String)] = [
+            ("protocol_whitelist", "http,https,tls,tcp"), ("rw_timeout", "15000000"), ("tls_verify", "1"),
+            ("ca_file", authorities ?? TLSTrust.systemBundle),
+        ]
+        if !options.httpHeaders.isEmpty {
+            pairs.append(("headers", options.httpHeaders.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()))
+        }
+        for (key, value) in pairs { av_dict_set(&settings, key, value, 0) }
+        var io: UnsafeMutablePointer<AVIOContext>?
+        let opened = avio_open2(&io, url.absoluteString, AVIO_FLAG_READ, nil, &settings)
+        guard opened >= 0, io != nil else {
+            throw PlaybackError(code: .network, message: "subtitles: \(url.absoluteString): \(errorText(opened))")
+        }
+        defer { avio_closep(&io) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32($0.count)) }
+            if count == pk_sub_error_eof() { break }
+            guard count >= 0 else { throw PlaybackError(code: .network, message: "subtitles: \(url.absoluteString): \(errorText(count))") }
+            data.append(contentsOf: chunk[0..<Int(count)])
+            guard data.count <= remoteLimit else {
+                throw PlaybackError(code: .unsupportedFormat, message: "subtitles: \(url.absoluteString) is larger than \(remoteLimit >> 20) MiB")
+            }
+        }
+        return data
+    }
+
+    /// `read` of a local file.
+    private static func readLocal(_ url: URL, subtitleIndex: Int) throws(PlaybackError) -> Reading {
+        let path = url.path
         _ = MediaProbeLog.quiet
         var format: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&format, path, nil, nil)

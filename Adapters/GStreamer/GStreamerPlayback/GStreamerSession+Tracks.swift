@@ -1,4 +1,5 @@
 #if GStreamer
+import Dispatch
 import FoundationEssentials
 import MediaProbe
 import PlaybackKit
@@ -24,7 +25,7 @@ extension GStreamerSession {
                 PlaybackLog.log(.warning, "gstreamer", "\(error.message)")
             }
         }
-        externalSubtitle = options.subtitleURLs.first
+        externalSubtitle = openingSubtitleFetched ? openingSubtitleCopy : options.subtitleURLs.first
         if options.subtitleURLs.count > 1 {
             PlaybackLog.log(.warning, "gstreamer", "playbin plays one subtitle file: \(options.subtitleURLs.count - 1) more left out")
         }
@@ -122,6 +123,12 @@ extension GStreamerSession {
             PlaybackLog.log(.warning, "gstreamer", "playbin plays one subtitle file: \(url.lastPathComponent) left out")
             return
         }
+        guard url.isFileURL else {
+            fetchSubtitle(url) { [weak self] copy in
+                if let copy { self?.addSubtitleNow(copy) }
+            }
+            return
+        }
         let position = atEnd ? (duration > 0 ? duration : 0) : (pipeline.position() ?? 0)
         var streams: [TrackKind: Int?] = [:]
         for kind in [TrackKind.video, .audio] { streams[kind] = pipeline.currentStream(kind) }
@@ -165,10 +172,31 @@ extension GStreamerSession {
         pipeline?.setSubtitleFontSize(max(10, Int((Double(naturalSize.height) * 0.15).rounded())))
     }
 
+    /// Fetches the subtitle file at the http(s) `url` off the loop thread (with the app's
+    /// headers and authorities) into the session's folder and hands the copy (nil when it
+    /// could not be fetched, with a warning) to `then` on the loop. playbin reads a subtitle
+    /// file over http in push mode, where its typefinder takes a small ASS file for plain
+    /// text and drops it; a local file it reads whole.
+    func fetchSubtitle(_ url: URL, then: @escaping @Sendable (URL?) -> Void) {
+        let folder = subtitleCopies ?? FileManager.default.temporaryDirectory.appendingPathComponent("playbackkit-subtitles-\(UUID().uuidString)")
+        subtitleCopies = folder
+        let into = folder.appendingPathComponent(UUID().uuidString), options = options, loop = loop
+        DispatchQueue.global(qos: .userInitiated).async {
+            var copy: URL?
+            do {
+                copy = try SubtitleCueReader.localCopy(of: url, in: into, options: options)
+            } catch {
+                PlaybackLog.log(.warning, "gstreamer", "the subtitle file \(url.absoluteString) is left out: \(error)")
+            }
+            _ = loop.post { then(copy) }
+        }
+    }
+
     // MARK: - Cues
 
     /// Every cue of the subtitle shown now, read from its file: the media (local files) or the
-    /// external file. Nothing when none shows or the file is not local.
+    /// external file (always local: one over http(s) plays from its copy). Nothing when none
+    /// shows or the media is remote.
     func reportSubtitleCues() {
         guard let pipeline, let index = pipeline.currentStream(.subtitle) else { return }
         let embeddedCount = embeddedSubtitleCount(pipeline)

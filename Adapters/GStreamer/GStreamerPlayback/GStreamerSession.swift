@@ -67,8 +67,14 @@ final class GStreamerSession: @unchecked Sendable {
     var ticks = 0
     /// What libavformat read of a local file (streams, tags, chapters); nil otherwise.
     var probe: StreamProbe?
-    /// The subtitle file playing as playbin's "suburi", if any.
+    /// The subtitle file playing as playbin's "suburi", if any (a local copy of one over http).
     var externalSubtitle: URL?
+    /// The opening subtitle file over http(s) has been fetched (`openingSubtitleCopy` is its
+    /// copy; nil when it could not be).
+    var openingSubtitleFetched = false
+    var openingSubtitleCopy: URL?
+    /// The session's folder for copies of subtitle files over http(s), removed at teardown.
+    var subtitleCopies: URL?
     /// Where to go back to, and the streams to play, once the pipeline, restarted for a new
     /// subtitle file, prerolled.
     var resumeAfterReopen: (position: TimeInterval, streams: [TrackKind: Int?])?
@@ -177,6 +183,17 @@ final class GStreamerSession: @unchecked Sendable {
 
     func open() {
         guard let context = loop.mainContext else { return }
+        if let remote = options.subtitleURLs.first, !remote.isFileURL, !openingSubtitleFetched {
+            // playbin must be given it when it starts, as a file it can typefind (see
+            // `fetchSubtitle`): the pipeline is made once it is here.
+            fetchSubtitle(remote) { [weak self] copy in
+                guard let self else { return }
+                openingSubtitleFetched = true
+                openingSubtitleCopy = copy
+                open()
+            }
+            return
+        }
         prepareMediaModel()
         let made: GStreamerPipeline
         do {
@@ -444,6 +461,7 @@ final class GStreamerSession: @unchecked Sendable {
         sharedPipeline.set(nil)
         pipeline?.destroy()
         pipeline = nil
+        if let subtitleCopies { try? FileManager.default.removeItem(at: subtitleCopies) }
     }
 }
 

@@ -146,8 +146,9 @@ extension VLCSession {
     // MARK: - Cues
 
     /// libVLC 3 draws subtitles but does not hand out their text: the cues of the selected
-    /// subtitle are read ahead from its file (the media for embedded streams) with the shared
-    /// reader, off the queue, and reported unless the selection changed meanwhile.
+    /// subtitle are read ahead from its file (the media for embedded streams of a local file;
+    /// an added file local or over http(s)) with the shared reader, off the queue, and
+    /// reported unless the selection changed meanwhile.
     private func readCues(_ tracks: [EngineTrack]) {
         let selected = tracks.first { $0.kind == .subtitle && $0.isSelected }
         guard selected?.engineID != cuesReadFor else { return }
@@ -158,18 +159,17 @@ extension VLCSession {
         let file: (url: URL, subtitleIndex: Int)
         if selected.isExternal {
             let external = tracks.filter { $0.kind == .subtitle && $0.isExternal }
-            guard let place = external.firstIndex(of: selected), place < externalSubtitles.count,
-                  externalSubtitles[place].url.isFileURL else { return }
+            guard let place = external.firstIndex(of: selected), place < externalSubtitles.count else { return }
             file = (externalSubtitles[place].url, 0)
         } else {
             guard source.isFile, let place = tracks.filter({ $0.kind == .subtitle && !$0.isExternal }).firstIndex(of: selected) else { return }
             file = (source.url, place)
         }
-        let id = selected.engineID, sink = sink, queue = queue
+        let id = selected.engineID, sink = sink, queue = queue, options = options
         DispatchQueue.global(qos: .utility).async { [weak self] in
             let reading: SubtitleCueReader.Reading
             do {
-                reading = try SubtitleCueReader.read(file.url, subtitleIndex: file.subtitleIndex)
+                reading = try SubtitleCueReader.read(file.url, subtitleIndex: file.subtitleIndex, options: options)
             } catch {
                 PlaybackLog.log(.warning, "vlc", "the cues of \(file.url.lastPathComponent) cannot be read: \(error)")
                 return

@@ -37,6 +37,7 @@ private let tracks = [
     xine("tracks.preferred-languages", noTrackList),
     xine("subtitles.embedded", noCueText),
     xine("subtitles.external", noCueText),
+    xine("subtitles.external-http", noCueText),
     xine("subtitles.legacy-encoding", noCueText),
     xine("subtitles.add-while-playing", noCueText),
     xine("subtitles.delay", noCueText),
