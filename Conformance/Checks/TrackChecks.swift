@@ -46,7 +46,7 @@ enum TrackFixtures {
 /// and chapters on every engine.
 enum TrackChecks {
     static let all: [Check] = [
-        table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, preferredLanguages,
+        table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, switchesThenPausedSeeks, preferredLanguages,
         embeddedCues, externalFiles, externalOverHTTP, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
     ]
 
@@ -109,6 +109,35 @@ enum TrackChecks {
         try expect(abs(p.position - 2.5) <= 0.05, "the position moved to \(format(p.position)) s on a paused track switch")
         try await p.play()
         try await p.waitForPosition(atLeast: 2.8, timeout: 2)
+    }
+
+    static let switchesThenPausedSeeks = Check("tracks.switches-then-paused-seeks", "while paused, each of: the ASS subtitle shown then hidden, shown again, audio and subtitle switched together, every subtitle hidden; after each, a paused seek completes within 5 s on the right frame with the selection kept, and playback resumes there") { context in
+        let p = try context.player("tracks/film.mkv")
+        try await p.prepare()
+        p.player.selectTrack(id: "subtitle:1")
+        try await expectSelected(p, ["video:0", "audio:0", "subtitle:1"], "the ASS subtitle selected")
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.2, timeout: 4)
+        try await p.pause()
+        let steps: [(what: String, change: () -> Void, selected: Set<String>, target: TimeInterval)] = [
+            ("the ASS subtitle hidden", { p.player.deselectTrack(kind: .subtitle) }, ["video:0", "audio:0"], 2.2),
+            ("the ASS subtitle shown again", { p.player.selectTrack(id: "subtitle:1") }, ["video:0", "audio:0", "subtitle:1"], 3.6),
+            ("audio:1 and subtitle:0 together", {
+                p.player.selectTrack(id: "audio:1")
+                p.player.selectTrack(id: "subtitle:0")
+            }, ["video:0", "audio:1", "subtitle:0"], 1.0),
+            ("every subtitle hidden", { p.player.deselectTrack(kind: .subtitle) }, ["video:0", "audio:1"], 4.4),
+        ]
+        for step in steps {
+            step.change()
+            try await expectSelected(p, step.selected, step.what)
+            _ = try await p.seek(to: step.target, timeout: 5)
+            let shown = try p.thumbnailFrameNumber("a paused seek to \(format(step.target)) s after \(step.what)")
+            try expect(shown == FramePattern.frame(at: step.target), "a paused seek to \(format(step.target)) s after \(step.what) shows frame \(shown), expected \(FramePattern.frame(at: step.target))")
+            try await expectSelected(p, step.selected, "after the paused seek that followed \(step.what)")
+        }
+        try await p.play()
+        try await p.waitForPosition(atLeast: 4.7, timeout: 3)
     }
 
     static let preferredLanguages = Check("tracks.preferred-languages", "preferredAudioLanguages [\"fr\"] plays audio:1; preferredSubtitleLanguages [\"eng\"] shows subtitle:0; a language no track has keeps the default") { context in

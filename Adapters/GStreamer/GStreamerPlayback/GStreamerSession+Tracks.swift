@@ -53,7 +53,7 @@ extension GStreamerSession {
         var tracks: [EngineTrack] = []
         for kind in [TrackKind.video, .audio, .subtitle] {
             let count = pipeline.streamCount(kind)
-            let current = pipeline.currentStream(kind)
+            let current = kind == .audio ? pendingAudioSwitch ?? pipeline.currentStream(kind) : pipeline.currentStream(kind)
             let embeddedCount = kind == .subtitle ? embeddedSubtitleCount(pipeline) : count
             let probed = probe?.streams.filter { $0.kind == kind } ?? []
             for index in 0..<embeddedCount {
@@ -91,6 +91,12 @@ extension GStreamerSession {
         let index = engineID.flatMap { Int($0) }
         if engineID != nil, index == nil { return }
         let shown = kind == .subtitle ? pipeline.currentStream(.subtitle) : nil
+        if kind == .audio, phase == .ready, !(wantsPlaying && !buffering) {
+            pendingAudioSwitch = .some(index)
+            sink.tracksChanged(engineTracks())
+            return
+        }
+        if kind == .audio { pendingAudioSwitch = nil }
         pipeline.selectStream(kind, index: index)
         if kind == .subtitle, let index, index != shown { restartTextStream() }
         sink.tracksChanged(engineTracks())
@@ -132,6 +138,8 @@ extension GStreamerSession {
         let position = atEnd ? (duration > 0 ? duration : 0) : (pipeline.position() ?? 0)
         var streams: [TrackKind: Int?] = [:]
         for kind in [TrackKind.video, .audio] { streams[kind] = pipeline.currentStream(kind) }
+        if let pending = pendingAudioSwitch { streams[.audio] = .some(pending) }
+        pendingAudioSwitch = nil
         externalSubtitle = url
         stopPositionTimer()
         stopSeekSettleTimer()

@@ -49,6 +49,10 @@ final class GStreamerSession: @unchecked Sendable {
     /// Another text stream is shown: a seek to where playback is follows once playing
     /// (`restartTextStream`).
     var textRestartOwed = false
+    /// An audio switch asked for while the pipeline is not playing (`.some(nil)`: audio off),
+    /// carried out as it starts playing: a flushing seek while paused after playbin switched
+    /// its audio stream never completes. Listed as selected meanwhile.
+    var pendingAudioSwitch: Int??
     var positionTimer: LoopTimer?
     /// Playback that crawls for want of data without queue2 saying so (see `StarvationWatch`).
     var starvation = StarvationWatch()
@@ -273,6 +277,10 @@ final class GStreamerSession: @unchecked Sendable {
     func applyWantedState() {
         guard phase == .ready, let pipeline else { return }
         if wantsPlaying, !buffering {
+            if let pending = pendingAudioSwitch {
+                pendingAudioSwitch = nil
+                pipeline.selectStream(.audio, index: pending)
+            }
             pipeline.setState(.playing)
             startPositionTimer()
             if textRestartOwed, seekInFlight == nil {
