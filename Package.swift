@@ -51,6 +51,14 @@ let package = Package(
             name: "SubtitleOverlay",
             dependencies: ["PlaybackKit", .target(name: "CLibass", condition: .when(traits: ["FFmpeg", "VLC"]))]),
 
+        // MARK: - Pictures drawn into an app's X11 window (the FFmpeg engine's window output,
+        // and playbin's and libVLC's, whose pictures reach the adapter)
+        .target(
+            name: "WindowPresentation",
+            dependencies: ["PlaybackKit",
+                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg", "GStreamer", "VLC"])),
+                           .target(name: "CX11", condition: .when(traits: ["FFmpeg", "GStreamer", "VLC"]))]),
+
         // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
         // engines whose own model does not say
         .systemLibrary(
@@ -73,20 +81,21 @@ let package = Package(
             dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["GStreamer"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"])),
-                           .target(name: "X11Windows", condition: .when(traits: ["GStreamer"]))],
+                           .target(name: "WindowPresentation", condition: .when(traits: ["GStreamer"]))],
             path: "Adapters/GStreamer/GStreamerPlayback"),
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
             // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
-            // libswresample, libavutil, sdl2 and x11 (without SDL2's -D_REENTRANT).
+            // libswresample, libavutil and sdl2 (without SDL2's -D_REENTRANT).
             pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
-                              "libswresample-dev", "libavutil-dev", "libsdl2-dev", "libx11-dev"])]),
+                              "libswresample-dev", "libavutil-dev", "libsdl2-dev"])]),
         .target(
             name: "FFmpegPlayback",
             dependencies: ["PlaybackKit", .target(name: "CFFmpeg", condition: .when(traits: ["FFmpeg"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg"])),
-                           .target(name: "SubtitleOverlay", condition: .when(traits: ["FFmpeg"]))],
+                           .target(name: "SubtitleOverlay", condition: .when(traits: ["FFmpeg"])),
+                           .target(name: "WindowPresentation", condition: .when(traits: ["FFmpeg"]))],
             path: "Adapters/FFmpeg/FFmpegPlayback"),
         .systemLibrary(
             name: "CMPV", path: "Adapters/MPV/CMPV",
@@ -106,7 +115,7 @@ let package = Package(
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
                            .target(name: "SubtitleOverlay", condition: .when(traits: ["VLC"])),
-                           .target(name: "X11Windows", condition: .when(traits: ["VLC"]))],
+                           .target(name: "WindowPresentation", condition: .when(traits: ["VLC"]))],
             path: "Adapters/VLC/VLCPlayback"),
 
         // MARK: - X11 windows: made, resized, grabbed and read for the window checks and the

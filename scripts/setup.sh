@@ -53,7 +53,7 @@ write_pc() {  # name, pkg-config modules...
 }
 $sudo mkdir -p "$pcdir"
 write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0 gio-2.0
-write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2 x11
+write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
 # The test media is made on first use (by the tests, mediaplay and the conformance runner, with
 # the ffmpeg CLI installed above); scripts/make-fixtures.sh makes it ahead of time.

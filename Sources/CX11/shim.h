@@ -14,6 +14,10 @@ static inline int pk_x11_zpixmap(void) { return ZPixmap; }
 static inline unsigned long pk_x11_all_planes(void) { return AllPlanes; }
 /** XDestroyImage (a macro): frees the image and its pixels. */
 static inline void pk_x11_destroy_image(XImage *image) { XDestroyImage(image); }
+/** XDestroyImage of an image whose pixels belong to the caller: frees the image alone. */
+static inline void pk_x11_destroy_image_keep_data(XImage *image) { image->data = NULL; XDestroyImage(image); }
+/** ConnectionNumber (a macro): the file descriptor of the display's connection. */
+static inline int pk_x11_connection_number(Display *display) { return ConnectionNumber(display); }
 
 /* X errors: Xlib's default handler ends the process. This one counts them instead, so a
  * request on a window that went away is a failed call, not an exit. */

@@ -18,8 +18,6 @@
 #include <libavutil/error.h>
 #include <libavutil/samplefmt.h>
 #include <SDL2/SDL.h>
-#include <X11/Xlib.h>
-#include <X11/Xutil.h>
 
 /* Macros and function-like macros the Swift importer cannot see, as prefixed helpers. */
 
@@ -66,10 +64,6 @@ static inline SDL_AudioFormat pk_sdl_audio_s16sys(void) { return AUDIO_S16SYS; }
 static inline int pk_sdl_mix_maxvolume(void) { return SDL_MIX_MAXVOLUME; }
 /** SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE. */
 static inline int pk_sdl_audio_allow_changes(void) { return SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE; }
-/** X11's ZPixmap. */
-static inline int pk_x_zpixmap(void) { return ZPixmap; }
-/** XDestroyImage is a macro; the pixel buffer belongs to the caller, so detach it first. */
-static inline void pk_x_destroy_image_keep_data(XImage *image) { image->data = NULL; XDestroyImage(image); }
 
 /* The interrupt flag: an int read by FFmpeg's blocking I/O through AVIOInterruptCB. */
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import PictureConversion
 import PlaybackKit
 import SubtitleOverlay
+import WindowPresentation
 
 // MARK: - The presenter thread
 
@@ -14,7 +15,7 @@ final class PresenterState {
     /// Hands the decoded pictures to a `.yuvFrames` output.
     let yuv = FFmpegYUVOutput()
     /// Draws into an X11 window for `.window` output.
-    var window: WindowOutput?
+    var window: X11PictureWindow?
     var lastPositionWall = 0.0
     var lastPosition = 0.0
     var droppedFrames = 0
@@ -27,7 +28,7 @@ extension FFmpegSession {
     func presentLoop() {
         let state = PresenterState()
         if case .window(let handle) = options.videoOutput, hasVideo {
-            state.window = WindowOutput(handle: handle)
+            state.window = X11PictureWindow(handle: handle)
             if state.window == nil {
                 PlaybackLog.log(.warning, "ffmpeg", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
             }
@@ -306,7 +307,7 @@ extension FFmpegSession {
                                   presentationTime: max(0, slot.time))
             }
         }
-        state.window?.draw(displayed.frame, naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
+        state.window?.draw(SourcePicture(frame: displayed.frame), naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
             subtitles.draw(at: slot.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .bgra)
         }
         lock.lock()
@@ -326,7 +327,7 @@ extension FFmpegSession {
         }
         lock.unlock()
         let subtitles = self.subtitles
-        window.draw(displayed.frame, naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
+        window.draw(SourcePicture(frame: displayed.frame), naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in
             subtitles.draw(at: time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .bgra)
         }
         lock.lock()

@@ -10,7 +10,6 @@
 #include <gio/gio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
-#include <gst/video/videooverlay.h>
 #include <gst/audio/audio.h>
 
 // MARK: - Constants
@@ -120,21 +119,6 @@ static inline GstCaps *pk_gst_caps_rgba(gint width, gint height) {
         gst_caps_set_simple(caps, "width", G_TYPE_INT, width, "height", G_TYPE_INT, height, NULL);
     }
     return caps;
-}
-
-/// video/x-raw at width x height, pixel-aspect-ratio=1/1, any format.
-static inline GstCaps *pk_gst_caps_scaled(gint width, gint height) {
-    return gst_caps_new_simple("video/x-raw", "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
-        "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
-}
-
-/// Sends a reconfigure event upstream from `element`'s sink pad, so the elements before it
-/// negotiate again (after a capsfilter's caps changed).
-static inline void pk_gst_reconfigure_upstream(GstElement *element) {
-    GstPad *pad = gst_element_get_static_pad(element, "sink");
-    if (pad == NULL) return;
-    gst_pad_push_event(pad, gst_event_new_reconfigure());
-    gst_object_unref(pad);
 }
 
 // MARK: - Signals (g_signal_connect is a macro; each helper casts its typed callback)
@@ -283,15 +267,6 @@ static inline GSource *pk_gst_bus_attach_watch(GstBus *bus, GMainContext *contex
     g_source_set_callback(source, (GSourceFunc)(void (*)(void))callback, data, NULL);
     g_source_attach(source, context);
     return source;
-}
-
-// MARK: - Video overlay
-
-/// Hands the X11 window to a sink implementing GstVideoOverlay; FALSE if `object` isn't one.
-static inline gboolean pk_gst_set_window_handle(gpointer object, guintptr handle) {
-    if (!GST_IS_VIDEO_OVERLAY(object)) return FALSE;
-    gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(object), handle);
-    return TRUE;
 }
 
 #endif

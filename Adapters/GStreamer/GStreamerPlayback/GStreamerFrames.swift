@@ -25,6 +25,28 @@ struct PipelineSample: @unchecked Sendable {
     func withRGBAPixels<T>(_ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
         GStreamerFrames.withRGBAPixels(of: sample, body)
     }
+
+    /// The sample, referenced for as long as the result lives.
+    func retained() -> RetainedSample { RetainedSample(sample) }
+}
+
+/// A sample kept beyond its callback (a reference of its own, dropped with this object): the
+/// window output's last picture, drawn again on expose or resize. Its buffer is only read.
+final class RetainedSample: @unchecked Sendable {
+    // @unchecked: the sample is only read (mapped for reading), from any thread.
+    private let sample: OpaquePointer
+
+    init(_ sample: OpaquePointer) {
+        self.sample = gst_sample_ref(sample)
+    }
+
+    deinit { gst_sample_unref(sample) }
+
+    /// Calls `body` with the picture as a `YUVFrame` over the buffer's planes (mapped for the
+    /// call); nil if it is not I420 or NV12.
+    func withYUVFrame<T>(converter: YUVFrameConverter, _ body: (YUVFrame) -> T) -> T? {
+        GStreamerFrames.withYUVFrame(of: sample, time: GStreamerFrames.presentationTime(of: sample) ?? 0, converter: converter, body)
+    }
 }
 
 /// Reads pictures and their geometry out of GstSamples and GstCaps: the pipeline's helper

@@ -201,11 +201,6 @@ extension GStreamerPipeline {
         withPlaybin { pk_gst_set_double($0, "volume", volume) }
     }
 
-    /// Lays the window output's picture out for `mode` and the window's size now (a no-op
-    /// when nothing changed, or without a window output). Loop thread.
-    func layOutWindow(source: VideoSize, mode: ScalingMode) {
-        windowSink?.layOut(source: source, mode: mode)
-    }
 
     // MARK: - Pictures
 

@@ -24,8 +24,6 @@ final class GStreamerPipeline: @unchecked Sendable {
     /// pictures before subtitles are drawn (see `watchVideoStream`).
     private var videoStreamPad: (pad: UnsafeMutablePointer<GstPad>, handler: gulong, probe: gulong)?
     private var signalHandlers: [(instance: gpointer, id: gulong)] = []
-    /// The `.window` output's elements (loop thread).
-    var windowSink: GStreamerWindowSink?
     let context: PipelineContext
 
     /// Builds a playbin for `uri` with sinks for `options`, and attaches its bus to
@@ -101,12 +99,9 @@ final class GStreamerPipeline: @unchecked Sendable {
             sink = try Self.make("fakesink", "video-discard", package: "gstreamer1.0-plugins-base")
             pk_gst_set_bool(sink, "sync", 1)
             pk_gst_set_bool(sink, "enable-last-sample", 1)
-        case .window(let handle):
-            let window = try GStreamerWindowSink(window: handle) { factory, package in
-                try Self.make(factory, nil, package: package)
-            }
-            windowSink = window
-            sink = window.bin
+        case .window:
+            // The decoder's pictures, drawn into the window by the session's presenter.
+            sink = try makeFrameSinkBin(yuv: true, userData: userData)
         }
         pk_gst_set_object(playbin, "video-sink", sink)
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_plain(playbin, "video-changed", { _, data in
@@ -291,7 +286,6 @@ final class GStreamerPipeline: @unchecked Sendable {
         context.releaseElements()
         context.undrawnPictures.withLock { $0.keep(false) }
         gst_object_unref(playbin)
-        windowSink = nil
     }
 }
 
@@ -389,11 +383,6 @@ final class PipelineContext: @unchecked Sendable {
         let factory = pk_gst_element_factory_name(element).map { String(cString: $0) }
         if factory == "subparse", let encoding = subtitleEncoding.get() {
             pk_gst_set_string(element, "subtitle-encoding", encoding.rawValue)
-        }
-        if factory == "videoscale", case .window = options.videoOutput {
-            // playsink's own scaler, before the window output's: it must stretch to the size
-            // the layout asks for (fill), not add borders of its own.
-            pk_gst_set_bool(element, "add-borders", 0)
         }
         guard let cap = options.maxBufferBytes, cap > 0, let factory else { return }
         // The cap is shared: a quarter for the download queue before the demuxer (playbin's

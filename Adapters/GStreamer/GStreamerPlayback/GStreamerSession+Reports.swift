@@ -2,6 +2,7 @@
 import FoundationEssentials
 import PictureConversion
 import PlaybackKit
+import WindowPresentation
 
 // Reports a session sends on its own: position and buffer figures, video size and frames,
 // and the watch on demuxers while opening.
@@ -147,15 +148,21 @@ extension GStreamerSession {
         pipeline.watchVideoStream()
         guard let size = pipeline.currentNaturalSize(), size != naturalSize else { return }
         naturalSize = size
-        sharedNaturalSize.set(size)
         sizeSubtitleFont()
-        layOutWindow()
         sink.naturalSizeChanged(size)
     }
 
     /// Hands an appsink picture to the frame output (streaming thread). The prerolled picture
     /// comes again as the first sample once playing: it is presented once.
     func present(_ sample: PipelineSample, preroll: Bool) {
+        if let windowPresenter {
+            // Kept (a reference) to draw again on expose, resize or a new mode.
+            let kept = sample.retained(), converter = yuvConverter
+            windowPresenter.show { draw in
+                kept.withYUVFrame(converter: converter) { frame in draw(SourcePicture(frame), frame.displaySize) }
+            }
+            return
+        }
         guard sink.frames != nil || sink.wantsYUVFrames, sink.isCurrent else { return }
         let time = sample.presentationTime ?? 0
         let repeated = frameState.withLock { state -> Bool in

@@ -3,6 +3,7 @@ import FoundationEssentials
 import MediaProbe
 import PictureConversion
 import PlaybackKit
+import WindowPresentation
 
 /// One opened source: a `GStreamerPipeline` driven on its own GLib loop thread. Everything the
 /// engine asks for is posted to that loop; bus messages, timers and the state machine run
@@ -12,8 +13,8 @@ import PlaybackKit
 final class GStreamerSession: @unchecked Sendable {
     // @unchecked: the state under "Loop-thread state" is touched only on the loop thread (work
     // posted through `loop`, the bus watch and timers); other threads reach the pipeline only
-    // through `sharedPipeline` (Locked); `frameState` and `sharedNaturalSize` are Locked
-    // because streaming threads or thumbnail callers use them.
+    // through `sharedPipeline` (Locked); `frameState` is Locked because streaming threads use
+    // it, and `windowPresenter` guards itself.
 
     let loop: GLibLoopThread
     let source: MediaSource
@@ -24,8 +25,6 @@ final class GStreamerSession: @unchecked Sendable {
     let yuvConverter = YUVFrameConverter()
     /// The pipeline for other threads (pause, thumbnails); the loop thread uses `pipeline`.
     let sharedPipeline = Locked<GStreamerPipeline?>(nil)
-    /// The natural size for other threads (thumbnails of a window sink's scaled pictures).
-    let sharedNaturalSize = Locked(VideoSize.zero)
 
     // MARK: - Loop-thread state
 
@@ -63,10 +62,9 @@ final class GStreamerSession: @unchecked Sendable {
     var failureCheck: LoopTimer?
     var demuxerCheck: LoopTimer?
     var seekSettleTimer: LoopTimer?
-    /// Follows the window's size for the `.window` output.
-    var windowTimer: LoopTimer?
-    /// The scaling mode of the `.window` output.
-    var windowScalingMode = ScalingMode.aspectFit
+    /// Draws the `.window` output's pictures (the appsink's, at natural size) into the
+    /// app's window by the scaling mode, and again on expose and resize; stopped at teardown.
+    let windowPresenter: X11WindowPresenter?
     var stoppedDemuxerSeen = false
     var ticks = 0
     /// What libavformat read of a local file (streams, tags, chapters); nil otherwise.
@@ -93,6 +91,14 @@ final class GStreamerSession: @unchecked Sendable {
         self.options = options
         self.sink = sink
         self.loop = GLibLoopThread(name: "gstreamer.loop")
+        if case .window(let handle) = options.videoOutput {
+            windowPresenter = X11WindowPresenter(handle: handle, mode: .aspectFit, name: "gst.window")
+            if windowPresenter == nil {
+                PlaybackLog.log(.warning, "gstreamer", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
+            }
+        } else {
+            windowPresenter = nil
+        }
     }
 
     // MARK: - Called by the engine (any thread): post and return
@@ -131,26 +137,10 @@ final class GStreamerSession: @unchecked Sendable {
         loop.post { [self] in pipeline?.setVolume(Double(volume)) }
     }
 
-    /// Lays the window output out for `mode` (frames are composed by PlaybackKit instead).
+    /// Lays the window output's pictures out by `mode`, the one shown at once (frames are
+    /// composed by PlaybackKit instead).
     func setScalingMode(_ mode: ScalingMode) {
-        guard case .window = options.videoOutput else { return }
-        loop.post { [self] in
-            windowScalingMode = mode
-            layOutWindow()
-        }
-    }
-
-    /// Lays the window output out for the picture's size, the window's and the mode, and
-    /// keeps following the window's size (read every 50 ms). Loop thread.
-    func layOutWindow() {
-        guard case .window = options.videoOutput, let pipeline else { return }
-        pipeline.layOutWindow(source: naturalSize, mode: windowScalingMode)
-        guard windowTimer == nil else { return }
-        windowTimer = loop.addTimer(milliseconds: 50) { [weak self] in
-            guard let self, let pipeline = self.pipeline else { return false }
-            pipeline.layOutWindow(source: self.naturalSize, mode: self.windowScalingMode)
-            return true
-        }
+        windowPresenter?.setScalingMode(mode)
     }
 
     /// Plays track `engineID` of `kind` (none when nil); see GStreamerSession+Tracks.swift.
@@ -176,11 +166,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     /// The picture shown now at natural size, from the video sink's last sample. Any thread.
     func thumbnail() -> VideoFrame? {
-        // A window sink keeps pictures scaled to the window: bring them to natural size.
-        if case .window = options.videoOutput {
-            return sharedPipeline.get()?.thumbnail(size: sharedNaturalSize.get())
-        }
-        return sharedPipeline.get()?.thumbnail()
+        sharedPipeline.get()?.thumbnail()
     }
 
     // MARK: - Opening
@@ -248,8 +234,6 @@ final class GStreamerSession: @unchecked Sendable {
         duration = pipeline.duration() ?? 0
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero
-        sharedNaturalSize.set(naturalSize)
-        layOutWindow()
         sizeSubtitleFont()
         let streams = pipeline.streamCounts()
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0
@@ -470,6 +454,7 @@ final class GStreamerSession: @unchecked Sendable {
         pipeline?.destroy()
         pipeline = nil
         if let subtitleCopies { try? FileManager.default.removeItem(at: subtitleCopies) }
+        windowPresenter?.stop()
     }
 }
 

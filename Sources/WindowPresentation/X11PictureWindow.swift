@@ -1,14 +1,15 @@
-#if FFmpeg
-import CFFmpeg
+#if FFmpeg || GStreamer || VLC
+import CX11
 import FoundationEssentials
 import PictureConversion
 import PlaybackKit
 
 /// Draws pictures into an existing X11 window with XPutImage: the shared converter converts
-/// (and scales) the picture to the content rectangle laid out by `ScalingLayout`, and its rows
-/// are copied into a window-sized BGRX image. Owns its display connection, graphics context,
-/// image and the image's pixels; used by the presenter thread only.
-final class WindowOutput {
+/// (and scales) the picture to the content rectangle `ScalingLayout` lays out for the
+/// window's size and the scaling mode, into a window-sized BGRX image, black around it. Owns
+/// its display connection, graphics context, image and the image's pixels. Not thread-safe:
+/// one thread uses it, or its owner's lock guards it (`X11WindowPresenter`).
+package final class X11PictureWindow {
     private let display: OpaquePointer
     private let window: Window
     private let context: GC
@@ -22,7 +23,9 @@ final class WindowOutput {
 
     /// Connects to the X server and prepares drawing into window `handle`; nil when the
     /// display or the window cannot be used.
-    init?(handle: UInt) {
+    package init?(handle: UInt) {
+        // A window that goes away while drawn into is then a failed request, not an exit.
+        pk_x11_install_error_handler()
         guard let display = XOpenDisplay(nil) else { return nil }
         var attributes = XWindowAttributes()
         guard XGetWindowAttributes(display, Window(handle), &attributes) != 0,
@@ -39,9 +42,19 @@ final class WindowOutput {
         XFlush(display)
     }
 
+    deinit {
+        if let image { pk_x11_destroy_image_keep_data(image) }
+        pixels?.deallocate()
+        XFreeGC(display, context)
+        XCloseDisplay(display)
+    }
+
+    /// The file descriptor of the connection, to wait on for the window's events.
+    package var connectionNumber: Int32 { pk_x11_connection_number(display) }
+
     /// Whether the window must be drawn again: it was exposed or resized since the last
     /// draw, or `mode` is not the mode it was drawn with. Reads the pending events.
-    func needsRedraw(mode: ScalingMode) -> Bool {
+    package func needsRedraw(mode: ScalingMode) -> Bool {
         var wanted = drawnMode != mode
         while XPending(display) > 0 {
             var event = XEvent()
@@ -59,36 +72,31 @@ final class WindowOutput {
     }
 
     /// Paints the window black (no picture to draw yet).
-    func clear(mode: ScalingMode) {
+    package func clear(mode: ScalingMode) {
         drawnMode = mode
         XClearWindow(display, window)
         XFlush(display)
     }
 
-    deinit {
-        if let image { pk_x_destroy_image_keep_data(image) }
-        pixels?.deallocate()
-        XFreeGC(display, context)
-        XCloseDisplay(display)
-    }
-
-    /// Draws `frame` (of display size `naturalSize`) into the window by `mode`; `overlay`
-    /// then draws on the picture's rectangle (BGRA pixels, its width, height and row stride).
-    func draw(_ frame: UnsafeMutablePointer<AVFrame>, naturalSize: VideoSize, mode: ScalingMode,
-              overlay: (UnsafeMutableRawPointer, Int, Int, Int) -> Void) {
+    /// Draws `picture` (shown at `naturalSize`: its stored size with the pixel aspect
+    /// applied) into the window by `mode`; `overlay` then draws on the picture's rectangle
+    /// (BGRA pixels, its width, height and row stride).
+    package func draw(_ picture: SourcePicture, naturalSize: VideoSize, mode: ScalingMode,
+                      overlay: (UnsafeMutableRawPointer, Int, Int, Int) -> Void = { _, _, _, _ in }) {
         var attributes = XWindowAttributes()
         guard XGetWindowAttributes(display, window, &attributes) != 0,
               attributes.width > 0, attributes.height > 0, attributes.depth >= 24 else { return }
         let viewport = VideoSize(width: Int(attributes.width), height: Int(attributes.height))
         let rowBytes = viewport.width * 4
         if image == nil || imageSize != viewport {
-            if let image { pk_x_destroy_image_keep_data(image) }
+            if let image { pk_x11_destroy_image_keep_data(image) }
+            image = nil
             pixels?.deallocate()
             pixels = UnsafeMutableRawPointer.allocate(byteCount: rowBytes * viewport.height, alignment: 64)
         }
         guard let buffer = pixels else { return }
-        if image == nil || imageSize != viewport {
-            image = XCreateImage(display, attributes.visual, UInt32(attributes.depth), pk_x_zpixmap(), 0,
+        if image == nil {
+            image = XCreateImage(display, attributes.visual, UInt32(attributes.depth), pk_x11_zpixmap(), 0,
                                  buffer.assumingMemoryBound(to: CChar.self), UInt32(viewport.width),
                                  UInt32(viewport.height), 32, Int32(rowBytes))
             imageSize = viewport
@@ -99,17 +107,17 @@ final class WindowOutput {
         if layout.content != PixelRect(x: 0, y: 0, width: viewport.width, height: viewport.height) {
             buffer.initializeMemory(as: UInt8.self, repeating: 0, count: rowBytes * viewport.height)
         }
-        // The crop is in display pixels; the frame is in storage pixels.
-        let scaleX = Double(frame.pointee.width) / Double(max(1, naturalSize.width))
-        let scaleY = Double(frame.pointee.height) / Double(max(1, naturalSize.height))
+        // The crop is in display pixels; the picture is in storage pixels.
+        let scaleX = Double(picture.width) / Double(max(1, naturalSize.width))
+        let scaleY = Double(picture.height) / Double(max(1, naturalSize.height))
         let crop = PixelRect(x: Int(Double(layout.crop.x) * scaleX), y: Int(Double(layout.crop.y) * scaleY),
                              width: max(1, Int(Double(layout.crop.width) * scaleX)),
                              height: max(1, Int(Double(layout.crop.height) * scaleY)))
         let content = VideoSize(width: layout.content.width, height: layout.content.height)
-        if let picture = converter.convert(SourcePicture(frame: frame), crop: crop, to: content, format: .bgra) {
+        if let converted = converter.convert(picture, crop: crop, to: content, format: .bgra) {
             let origin = buffer + layout.content.y * rowBytes + layout.content.x * 4
             for row in 0..<content.height {
-                (origin + row * rowBytes).copyMemory(from: picture.base + row * picture.layout.bytesPerRow,
+                (origin + row * rowBytes).copyMemory(from: converted.base + row * converted.layout.bytesPerRow,
                                                      byteCount: content.width * 4)
             }
             overlay(origin, content.width, content.height, rowBytes)
