@@ -108,7 +108,7 @@ let package = Package(
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
-            providers: [.apt(["libvlc-dev", "vlc-plugin-base", "vlc-plugin-video-output"])]),
+            providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),

@@ -23,9 +23,9 @@ packages=(
   valgrind
   # xine-lib 1.2 for the adapter example (Examples/XineAdapter): headers, decoders, demuxers
   libxine2-dev libxine2-ffmpeg libxine2-misc-plugins
-  # window output: libVLC's X11 video outputs, the Xvfb server the window checks start when
-  # there is no $DISPLAY, xwd, xwininfo and xdpyinfo for the screenshot script
-  vlc-plugin-video-output xvfb x11-apps x11-utils
+  # window output: the Xvfb server the window checks start when there is no $DISPLAY, xwd,
+  # xwininfo and xdpyinfo for the screenshot script
+  xvfb x11-apps x11-utils
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -15,12 +15,6 @@ extension PlaybackBackends {
     /// The checks the built-in backends are known to fail (see README, "Known limits").
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
-            backend: "gstreamer", check: "window.paused-changes",
-            reason: "the window output lays the picture out in the pipeline (scale, crop) and ximagesink redraws only its last, already laid-out picture: a new scaling mode or window size while paused shows with the next picture; a flushing seek to bring one ended one run in four in a stream error (qtdemux: Internal data stream error), so it is not done"),
-        KnownConformanceFailure(
-            backend: "vlc", check: "window.paused-changes",
-            reason: "libVLC makes a new video output for a new aspect or crop; while paused it sometimes shows a picture a frame or two after the paused one then (a paused seek in a window is timed blind: no picture reaches the adapter)"),
-        KnownConformanceFailure(
             backend: "vlc", check: "http.headers",
             reason: "libVLC 3 sends only User-Agent and Referer (its http-user-agent and http-referrer options; its HLS client sends nothing else either) and has no option for other request headers, so Authorization and custom headers never reach the server; a media served through libvlc_media_new_callbacks could carry them for one progressive file, but not for HLS, whose segment URLs libVLC resolves against the media's own URL"),
         KnownConformanceFailure(

@@ -193,8 +193,6 @@ final class VLCMediaPlayer {
         // Makes the output now (the callbacks alone only forget the old one).
         setAudioOutput("amem")
     }
-    /// Draws into the X11 window `id`.
-    func setWindow(_ id: UInt32) { libvlc_media_player_set_xwindow(player, id) }
 
     /// Bytes read from the source so far.
     var bytesRead: Int64 {
@@ -238,16 +236,6 @@ final class VLCMediaPlayer {
             }
         }
         return summary
-    }
-
-    // MARK: - Window scaling
-
-    /// Scale factor (0: fit the window), aspect ratio ("W:H" or nil for the source's) and crop
-    /// geometry (nil for none) of the window output.
-    func setWindowGeometry(scale: Float, aspectRatio: String?, crop: String?) {
-        libvlc_video_set_scale(player, scale)
-        libvlc_video_set_aspect_ratio(player, aspectRatio)
-        libvlc_video_set_crop_geometry(player, crop)
     }
 }
 

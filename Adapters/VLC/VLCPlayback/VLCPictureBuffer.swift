@@ -266,6 +266,15 @@ final class VLCPictureBuffer: @unchecked Sendable {
                                       fullRange: picture.fullRange, converter: yuvConverter))
     }
 
+    /// Calls `body` with the kept YUV picture, the slot's own planes borrowed for the call
+    /// (`access` stays held, so libVLC writes no picture into it meanwhile).
+    func withKept(_ body: (SourcePicture) -> Void) {
+        access.lock()
+        defer { access.unlock() }
+        guard let kept, format != .rgba else { return }
+        body(sourcePicture(slot: kept))
+    }
+
     /// The YUV picture in `slot`, as the converter reads it.
     ///
     /// libVLC's format callback does not say which YUV matrix the stream uses: BT.709 is

@@ -1,5 +1,6 @@
 #if VLC
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 
 /// The picture kept for `thumbnailAtCurrentTime()`: left in its libVLC output's buffer (a
@@ -34,6 +35,13 @@ final class VLCPictureStore: Sendable {
     func presentKept(to sink: EngineSink) {
         guard let picture = kept.get() else { return }
         picture.buffer.presentKept(display: picture.display, presentationTime: picture.presentationTime, to: sink)
+    }
+
+    /// Calls `body` with the kept YUV picture (its slot's planes, borrowed for the call) and
+    /// the size it is shown at; nothing when none is kept or it is RGBA.
+    func withKeptPicture(_ body: (SourcePicture, VideoSize) -> Void) {
+        guard let picture = kept.get() else { return }
+        picture.buffer.withKept { body($0, picture.display) }
     }
 
     /// Stamps the kept picture with `time`.

@@ -29,7 +29,6 @@ extension VLCSession {
             timeReported(Double(milliseconds) / 1000)
         case .videoOutputs(let count):
             outputKnowsPause = false
-            if count > 0 { applyWindowScaling() }
             if count > 0, phase == .ready { videoOutputChanged() }
         case .streamAdded(let kind):
             streamKinds.insert(kind)
@@ -188,12 +187,17 @@ extension VLCSession {
         frames.correct(to: display)
     }
 
-    /// Stamps the picture on screen with `time` and hands it to the `.frames` handler (once,
-    /// while paused); without a handler nothing is converted.
+    /// Stamps the picture on screen with `time` and hands it to the `.frames` handler or the
+    /// window (once, while paused); without either nothing is converted.
     func presentShownPicture(at time: TimeInterval) {
         guard frames.hasPicture else { return }
         frames.setPresentationTime(time)
         pictureTimes.markPresentedWhilePaused()
+        if let windowPresenter {
+            let frames = frames
+            windowPresenter.show { draw in frames.withKeptPicture(draw) }
+            return
+        }
         if sink.wantsYUVFrames {
             frames.presentKept(to: sink)
             return
@@ -212,32 +216,6 @@ extension VLCSession {
         readBackVolume()
     }
 
-    /// Maps the scaling mode onto libVLC's scale, aspect and crop for the window's shape now.
-    /// libVLC gives a new video output none of them, so this runs again whenever one appears,
-    /// and when the window changes shape (fill and aspectFill depend on it).
-    func applyWindowScaling() {
-        guard windowOutput, let player, let windowGeometry else { return }
-        let window = windowGeometry.size
-        windowGeometry.appliedSize = window
-        let ratio = window.map { "\($0.width):\($0.height)" }
-        switch scalingMode {
-        case .none:
-            player.setWindowGeometry(scale: 1, aspectRatio: nil, crop: nil)
-        case .aspectFit:
-            player.setWindowGeometry(scale: 0, aspectRatio: nil, crop: nil)
-        case .fill:
-            player.setWindowGeometry(scale: 0, aspectRatio: ratio, crop: nil)
-        case .aspectFill:
-            player.setWindowGeometry(scale: 0, aspectRatio: nil, crop: ratio)
-        }
-    }
-
-    /// Applies the scaling again when the window changed shape and the mode depends on it.
-    func followWindowShape() {
-        guard let windowGeometry, scalingMode == .fill || scalingMode == .aspectFill else { return }
-        if windowGeometry.size != windowGeometry.appliedSize { applyWindowScaling() }
-    }
-
     // MARK: - Reports
 
     func startTimer() {
@@ -252,7 +230,6 @@ extension VLCSession {
         guard phase == .ready || phase == .starting else { return }
         reportBuffer()
         readBackVolume()
-        followWindowShape()
         recoverIfStuck()
         guard phase == .ready, !ended else { return }
         if let operation = seekOperation {

@@ -222,7 +222,7 @@ extension VLCSession {
             // Without pictures to watch: after buffering, libVLC plays from the target at
             // once (the run-up is played through muted).
             let runUp = wantsPlaying ? 0 : min(Self.runUp, operation.target)
-            scheduleSeekSettle(after: runUp / Double(rate) + (windowOutput ? 0.06 : 0.025))
+            scheduleSeekSettle(after: runUp / Double(rate) + 0.025)
         }
     }
 

@@ -5,6 +5,7 @@ import FoundationEssentials
 import MediaProbe
 import PlaybackKit
 import SubtitleOverlay
+import WindowPresentation
 
 /// One opened source: the libVLC player, what is known about the media, and the state of the
 /// start and of the seek in flight. Lives on the engine's queue; its parts are split over
@@ -117,18 +118,15 @@ final class VLCSession: @unchecked Sendable {
     var muted = false
     var volume: Float = 1
     var rate: Float = 1
-    var scalingMode = ScalingMode.aspectFit
     var stalled = false
     var bufferingPercent: Float = 0
     var tracks = VLCTrackSummary()
     var streamKinds = Set<Int32>()
     var duration: TimeInterval = 0
     var naturalSize = VideoSize.zero
-    var windowOutput = false
-    /// The window's size, for the scaling modes that depend on its shape (`.window` only).
-    var windowGeometry: VLCWindowGeometry?
-    /// The window this session's player holds (see `VLCWindowClaims`), until it is released.
-    var claimedWindow: UInt?
+    /// Draws the `.window` output's pictures into the app's window by the scaling mode, and
+    /// again on expose and resize; stopped when the session closes.
+    let windowPresenter: X11WindowPresenter?
     /// What libavformat read of a local file's container (tracks' flags, tags, chapters).
     var probe: StreamProbe?
     /// The media's own streams as the parse listed them (local files), before libVLC lists
@@ -165,6 +163,14 @@ final class VLCSession: @unchecked Sendable {
         self.sink = sink
         // A remote source's subtitles stay libVLC's: reading them ahead would fetch the media twice.
         if case .frames = options.videoOutput, source.isFile { subtitleOverlay = SubtitleOverlay() } else { subtitleOverlay = nil }
+        if case .window(let handle) = options.videoOutput {
+            windowPresenter = X11WindowPresenter(handle: handle, mode: .aspectFit, name: "vlc.window")
+            if windowPresenter == nil {
+                PlaybackLog.log(.warning, "vlc", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
+            }
+        } else {
+            windowPresenter = nil
+        }
     }
 
     // MARK: - Opening
@@ -246,18 +252,10 @@ final class VLCSession: @unchecked Sendable {
     private func startPlayback() {
         guard let player else { return }
         switch options.videoOutput {
-        case .window(let handle):
-            windowOutput = true
-            windowGeometry = VLCWindowGeometry(window: handle)
-            if claimedWindow == nil {
-                if !VLCWindowClaims.shared.claim(handle, timeout: 2) {
-                    PlaybackLog.log(.warning, "vlc", "window 0x\(String(handle, radix: 16)) is still held by another player after 2 s")
-                }
-                claimedWindow = handle
-            }
-            player.setWindow(UInt32(truncatingIfNeeded: handle))
-        case .none, .frames, .yuvFrames:
-            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, subtitles: subtitleOverlay, onPicture: { [weak self] in
+        case .none, .frames, .yuvFrames, .window:
+            // A window too: libVLC's memory output hands the pictures to the window presenter.
+            let callbacks = VLCVideoCallbacks(store: frames, pictureTimes: pictureTimes, sink: sink, subtitles: subtitleOverlay,
+                                              window: windowPresenter, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
             }, onSeekPicture: { [weak self] overshoot in
@@ -432,8 +430,7 @@ final class VLCSession: @unchecked Sendable {
     }
 
     func setScalingMode(_ mode: ScalingMode) {
-        scalingMode = mode
-        applyWindowScaling()
+        windowPresenter?.setScalingMode(mode)
     }
 
     /// Releases the player; later events are ignored.
@@ -447,8 +444,7 @@ final class VLCSession: @unchecked Sendable {
         player = nil
         video = nil
         appliedVolume.set(nil)
-        if let claimedWindow { VLCWindowClaims.shared.release(claimedWindow) }
-        claimedWindow = nil
+        windowPresenter?.stop()
     }
 
     func fail(_ error: PlaybackError) {

@@ -4,6 +4,7 @@ import Dispatch
 import FoundationEssentials
 import PlaybackKit
 import SubtitleOverlay
+import WindowPresentation
 
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
 /// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
@@ -26,6 +27,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let sink: EngineSink
     /// Draws the selected subtitle on `.frames` pictures (libVLC's own drawing is kept off).
     private let subtitles: SubtitleOverlay?
+    /// Draws the pictures into the app's window (`.window` output).
+    private let window: X11WindowPresenter?
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
     private let watch = Locked(Watch.off)
@@ -45,12 +48,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
     init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink, subtitles: SubtitleOverlay?,
-         onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
+         window: X11WindowPresenter?, onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
          onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.pictureTimes = pictureTimes
         self.sink = sink
         self.subtitles = subtitles
+        self.window = window
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
         self.onLanded = onLanded
@@ -307,7 +311,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         guard !display.isEmpty else { return nil }
         let format: VLCPictureFormat
-        if sink.wantsYUVFrames {
+        if sink.wantsYUVFrames || window != nil {
             // The decoder's own 4:2:0 format; anything else libVLC converts to I420.
             format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .i420
         } else {
@@ -350,6 +354,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         // asked for.
         if !repeated { picture.keepLastShown() }
         store.keep(picture, display: correction ?? picture.display, presentationTime: stamp.time)
+        if stamp.present, let window {
+            // Drawn from the kept picture, now and on expose or resize: the store always has
+            // the latest.
+            window.show { [store] draw in store.withKeptPicture(draw) }
+        }
         guard picture.format == .rgba else {
             if stamp.present, sink.wantsYUVFrames {
                 picture.presentKept(display: correction ?? picture.display, presentationTime: stamp.time, to: sink)
