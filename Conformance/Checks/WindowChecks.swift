@@ -10,7 +10,7 @@ import X11Windows
 /// a free display when $DISPLAY is unset). Without one every check is skipped (not run), never
 /// passed.
 enum WindowChecks {
-    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused, pausedChanges, nextPlayer]
+    static let all: [Check] = [aspectFit, aspectFill, fill, none, pausedSeek, resize, twoWindows, exposePaused, pausedChanges, nextPlayer, subtitles]
 
     /// The family's name, the part of every check's name before the dot.
     static let family = "window"
@@ -205,6 +205,30 @@ enum WindowChecks {
         try await second.seek(to: 0.8)
         try await waitForPicture(connection, window, "the next player, paused at 0.8 s", ScalingChecks.expected(.aspectFit),
                                  frame: pausedFrame(second))
+    }
+
+    static let subtitles = Check("window.subtitles", "film.mkv in a window of its own size with subtitle:0 selected: the cue's text is drawn in the window while it shows (1.0-1.4 s), and gone after it (1.75-1.95 s)") { context in
+        let connection = try connect()
+        let window = try window(connection, size: VideoSize(width: 320, height: 240), title: "window.subtitles")
+        let p = try context.player(url: context.fixture("tracks/film.mkv")) { $0.videoOutput = .window(handle: window) }
+        p.player.selectTrack(id: "subtitle:0")
+        try await p.prepare()
+        _ = try await p.seek(to: 0.8)
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.0, timeout: 4)
+        var during = 0
+        while during < 40, p.position <= 1.4 {
+            if let grabbed = connection.grab(window) { during = max(during, TrackChecks.subtitlePixels(in: grabbed)) }
+            try await observe(for: 0.03)
+        }
+        try expect(during >= 40, "while the cue \"First line\" shows (1.0-1.4 s) the window has at most \(during) text-coloured pixels in its lower half, expected drawn text")
+        try await p.waitForPosition(atLeast: 1.75, timeout: 3)
+        var after = Int.max
+        while after >= 10, p.position <= 1.95 {
+            if let grabbed = connection.grab(window) { after = min(after, TrackChecks.subtitlePixels(in: grabbed)) }
+            try await observe(for: 0.03)
+        }
+        try expect(after < 10, "after the cue (1.75-1.95 s) the window still has \(after) text-coloured pixels in its lower half")
     }
 
     static let pausedChanges = Check("window.paused-changes", "while paused, a new scaling mode and a resize of the window show at once (the paused picture laid out again)") { context in

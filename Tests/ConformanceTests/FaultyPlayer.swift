@@ -90,6 +90,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// A `.window` output never reaches the engine (it plays with no picture), as an
         /// adapter that hands the window id to a sink that was never linked would.
         case dropsWindowOutput
+        /// A `.window` output draws the selected subtitle a minute late (as an adapter whose
+        /// window output never gets the subtitle stream would draw none).
+        case lateWindowSubtitles
         /// `.yuvFrames` output hands over each pair of pictures in swapped order.
         case swapsYUVFramePairs
         /// `.yuvFrames` output hands each picture over only when the next one comes.
@@ -164,6 +167,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             Thread.detachNewThread { Thread.sleep(forTimeInterval: 300) }
         }
         let inner = try backend.makePlayer(url: url, options: options)
+        if fault == .lateWindowSubtitles, case .window = options.videoOutput { inner.subtitleDelay = 60 }
         if fault == .leaksAThreadWhenItFails {
             let events = inner.events
             Task {

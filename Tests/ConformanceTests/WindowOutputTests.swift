@@ -55,5 +55,8 @@ extension FaultCase {
         FaultCase(fault: .ignoresScalingMode,
                   sample: ["window.scaling-aspect-fit", "window.scaling-fill", "window.scaling-none"],
                   mustFail: ["window.scaling-fill", "window.scaling-none"], reasonContains: "probes wrong", label: "window"),
+        FaultCase(fault: .lateWindowSubtitles,
+                  sample: ["window.subtitles", "window.scaling-aspect-fit", "subtitles.drawn"],
+                  mustFail: ["window.subtitles"], reasonContains: "text-coloured pixels"),
     ]
 }
