@@ -34,6 +34,7 @@ private let tracks = [
     xine("tracks.select-before-prepare", noTrackList),
     xine("tracks.select-while-playing", noTrackList),
     xine("tracks.select-while-paused", noTrackList),
+    xine("tracks.switches-then-paused-seeks", noTrackList),
     xine("tracks.preferred-languages", noTrackList),
     xine("subtitles.embedded", noCueText),
     xine("subtitles.external", noCueText),
@@ -69,4 +70,4 @@ private let outputs = ["yuv.frames-order", "yuv.picture", "yuv.anamorphic", "yuv
                        "yuv-size.residues", "yuv-size.common", "yuv-size.portrait", "yuv-size.tiny", "yuv-size.odd", "yuv-size.uhd",
                        "window.scaling-aspect-fit", "window.scaling-aspect-fill", "window.scaling-fill", "window.scaling-none",
                        "window.seek-paused", "window.resize", "window.two-windows", "window.expose-paused",
-                       "window.paused-changes", "window.next-player"].map { xine($0, notImplemented) }
+                       "window.paused-changes", "window.next-player", "window.subtitles"].map { xine($0, notImplemented) }
