@@ -383,7 +383,8 @@ final class VLCSession: @unchecked Sendable {
         reportTracks()
         reportTagsAndChapters()
         readBackVolume()
-        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
+        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio,
+                                      frameRate: hasVideo ? tracks.frameRate : nil))
     }
 
     var expectsPicture: Bool {
@@ -410,8 +411,7 @@ final class VLCSession: @unchecked Sendable {
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
         stateChangeSentAt = monotonicSeconds()
         player.setPaused(true)
-        pictureTimes.enter(.paused)
-        pictureTimes.markPresentedWhilePaused()
+        pictureTimes.enterPaused()
     }
 
     func setRate(_ rate: Float) {
