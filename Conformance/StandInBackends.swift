@@ -87,6 +87,7 @@ final class RefusingPlayer: PlaybackWithoutTracks, Sendable {
     var playbackState: PlaybackState { .stopped }
     var loadState: LoadState { [] }
     var duration: TimeInterval { 0 }
+    var nominalFrameRate: Double { 0 }
     var playableDuration: TimeInterval { 0 }
     var bufferingProgress: Int { 0 }
     var numberOfBytesTransferred: Int64 { 0 }
@@ -101,6 +102,7 @@ final class RefusingPlayer: PlaybackWithoutTracks, Sendable {
     var shouldAutoplay: Bool { get { false } set {} }
     var playbackRate: Float { get { 1 } set {} }
     var playbackVolume: Float { get { 1 } set {} }
+    func stepFrames(_ count: Int) {}
 }
 
 /// A backend that prepares anything at once (it reads nothing): a stand-in for an engine that

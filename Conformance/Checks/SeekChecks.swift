@@ -1,9 +1,10 @@
 import FoundationEssentials
 import PlaybackKit
 
-/// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative.
+/// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative,
+/// frame steps.
 enum SeekChecks {
-    static let all: [Check] = [accurateFrame, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative]
+    static let all: [Check] = [accurateFrame, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative, frameStep]
 
     /// How far an accurate seek's reported position may be from the target.
     static let landing = 0.5 / FramePattern.frameRate + 0.001
@@ -127,5 +128,83 @@ enum SeekChecks {
         try expect(shown == 0, "after a seek to -5 s the picture is frame \(shown), expected 0")
         let errors = p.recorder.events().filter(\.isError)
         try expect(errors.isEmpty, "a negative seek failed the player: \(summary(errors))")
+    }
+
+    // MARK: - Frame steps
+
+    /// Frames a step while playing may land past the one after the frame shown at the call:
+    /// the engine's pause takes effect a little later (0.3 s of frames).
+    static let pauseLatencyFrames = 8
+
+    static let frameStep = Check("seek.frame-step", "nominalFrameRate is the clip's 25; stepFrames moves exactly the frames asked (forward and back, paused, each with a .seekCompleted), pauses first while playing, counts from the picture shown after a pause, and stays on frame 0 before the start") { context in
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        let rate = p.player.nominalFrameRate
+        try expect(abs(rate - FramePattern.frameRate) < 0.001, "nominalFrameRate is \(format(rate)), expected \(format(FramePattern.frameRate))")
+        try await p.seek(to: 1.0)
+        var expected = try p.thumbnailFrameNumber("paused at 1 s")
+        try expect(expected == 25, "paused after a seek to 1 s the picture is frame \(expected), expected 25")
+        for count in [1, 1, 1, 1, 1, -1, -1] {
+            let shown = try await stepAndRead(p, by: count, from: expected)
+            expected += count
+            try expect(shown == expected, "stepFrames(\(count)) from frame \(expected - count) shows frame \(shown), expected \(expected)")
+        }
+
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.6, timeout: 5)
+        let before = try p.thumbnailFrameNumber("playing, before stepFrames(1)")
+        let mark = p.mark
+        let shown = try await stepAndRead(p, by: 1, from: before)
+        try expect(p.states(since: mark).contains(.paused), "stepFrames(1) while playing sent no .playbackStateChanged(.paused): \(p.states(since: mark))")
+        try expect(shown > before && shown <= before + 1 + pauseLatencyFrames,
+                   "stepFrames(1) while playing at frame \(before) shows frame \(shown), expected \(before + 1) (up to \(before + 1 + pauseLatencyFrames) for the pause to land)")
+        try await observe(for: 0.3)
+        let held = try p.thumbnailFrameNumber("0.3 s after stepFrames(1) while playing")
+        try expect(held == shown && p.player.playbackState == .paused, "0.3 s after stepFrames(1) while playing the picture is frame \(held) (state \(p.player.playbackState)), expected frame \(shown) held, paused")
+        let next = try await stepAndRead(p, by: 1, from: shown)
+        try expect(next == shown + 1, "stepFrames(1) after the step from playing shows frame \(next), expected \(shown + 1)")
+
+        try await p.play()
+        try await p.waitForPosition(atLeast: 2.6, timeout: 5)
+        try await p.pause()
+        let paused = try await heldFrame(p, "paused while playing")
+        let afterPause = try await stepAndRead(p, by: 1, from: paused)
+        try expect(afterPause == paused + 1, "stepFrames(1) after a pause on frame \(paused) shows frame \(afterPause), expected \(paused + 1)")
+
+        try await p.seek(to: 0)
+        let first = try await stepAndRead(p, by: -1, from: 0)
+        try expect(first == 0, "stepFrames(-1) on frame 0 shows frame \(first), expected 0")
+        try expect(p.position >= 0 && p.position < FramePattern.time(ofFrame: 1), "stepFrames(-1) on frame 0 left the position at \(format(p.position)) s, expected within frame 0")
+    }
+
+    /// The frame shown once two thumbnails 50 ms apart show the same one (an engine may
+    /// show a frame or two more as a pause lands); fails when it does not hold within 2 s.
+    static func heldFrame(_ p: CheckPlayer, _ what: String) async throws -> Int {
+        var last = try p.thumbnailFrameNumber(what)
+        let deadline = monotonicSeconds() + 2
+        while monotonicSeconds() < deadline {
+            try await observe(for: 0.05)
+            let now = try p.thumbnailFrameNumber(what)
+            if now == last { return now }
+            last = now
+        }
+        throw CheckFailure("\(what): the picture did not hold still within 2 s (frame \(last))")
+    }
+
+    /// Steps `count` frames from frame `from` and waits for the `.seekCompleted`; checks that
+    /// the player is paused with its position on the frame it shows, and returns that frame.
+    static func stepAndRead(_ p: CheckPlayer, by count: Int, from: Int) async throws -> Int {
+        let mark = p.mark
+        p.step("stepFrames(\(count)) from frame \(from)")
+        p.player.stepFrames(count)
+        let reached = try await p.recorder.waitForSeekCompleted(since: mark, timeout: 5)
+        let shown = try p.thumbnailFrameNumber("after stepFrames(\(count)) from frame \(from)")
+        try expect(p.player.playbackState == .paused, "after stepFrames(\(count)) the state is \(p.player.playbackState), expected paused")
+        let start = FramePattern.time(ofFrame: shown)
+        for (what, time) in [(".seekCompleted", reached), ("the position", p.position)] {
+            try expect(time >= start - 0.002 && time < start + 1 / FramePattern.frameRate,
+                       "after stepFrames(\(count)) from frame \(from) \(what) is \(format(time)) s, but the picture is frame \(shown) (\(format(start)) s)")
+        }
+        return shown
     }
 }

@@ -24,6 +24,9 @@ package struct StreamProbe: Sendable, Equatable {
         package var isDefault: Bool
         /// AV_DISPOSITION_FORCED.
         package var isForced: Bool
+        /// A video stream's nominal frames per second (its average rate, else its base rate);
+        /// nil for other streams or when the container gives neither.
+        package var frameRate: Double? = nil
     }
 
     /// The audio, video and subtitle streams, in container order (attached pictures left out).
@@ -65,7 +68,8 @@ package struct StreamProbe: Sendable, Equatable {
                 index: index, kind: kind, codec: String(cString: avcodec_get_name(parameters.codec_id)),
                 title: tags["title"], language: tags["language"],
                 isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0,
-                isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0))
+                isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0,
+                frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil))
         }
         var chapters: [Chapter] = []
         for index in 0..<Int(context.pointee.nb_chapters) {
@@ -75,6 +79,13 @@ package struct StreamProbe: Sendable, Equatable {
                                     end: chapter.end > chapter.start ? Double(chapter.end) * base : nil))
         }
         return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters)
+    }
+
+    /// Frames per second of a stream's rate, nil when it is unset (0/0, 0/1) or absurd.
+    private static func frameRate(_ rational: AVRational) -> Double? {
+        guard rational.num > 0, rational.den > 0 else { return nil }
+        let rate = Double(rational.num) / Double(rational.den)
+        return rate < 1000 ? rate : nil
     }
 
     /// The entries of an AVDictionary, keys lower-cased.

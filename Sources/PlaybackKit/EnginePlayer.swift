@@ -20,6 +20,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         var loadState: LoadState = []
         var duration: TimeInterval = 0
         var naturalSize: VideoSize = .zero
+        var frameRate: Double = 0
         var scalingMode: ScalingMode = .aspectFit
         var shouldAutoplay = false
         var rate: Float = 1
@@ -65,10 +66,14 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     private var wantsPlay = false
     private var pendingSeek: SeekTarget?      // asked for before prepared
     private var seekInFlight: SeekTarget?     // handed to the engine
+    var isSeeking: Bool { seekInFlight != nil }
     private var queuedSeek: SeekTarget?       // asked for while one was in flight: the last wins
+    private var queuedSeekIsAccurate = true   // how `queuedSeek` seeks (a frame step: always accurately)
     private var seekDuringPrepare = false
     private var openedAtStart: TimeInterval?  // a seek before prepare handed to engine.open
     private var stalled = false
+    /// Played since the last seek landed: the held position may be off the picture shown.
+    var playedSinceSeek = false
     private var openTimeout: ScheduledWork?
     /// Tracks, metadata, chapters and cues of the session (see EnginePlayer+Tracks.swift).
     var trackSession = TrackSession()
@@ -120,14 +125,17 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     }
 
     public func pause() {
-        post { player in
-            player.wantsPlay = false
-            guard player.phase == .prepared, player.currentState == .playing else { return }
-            player.engine?.pause()
-            player.clock.setRunning(false)
-            player.setState(.paused)
-            player.updateStallLimit()
-        }
+        post { $0.pauseNow() }
+    }
+
+    /// Pauses a playing session at once (queue only).
+    func pauseNow() {
+        wantsPlay = false
+        guard phase == .prepared, currentState == .playing else { return }
+        engine?.pause()
+        clock.setRunning(false)
+        setState(.paused)
+        updateStallLimit()
     }
 
     public func stop() {
@@ -261,7 +269,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         }
     }
 
-    private var currentState: PlaybackState { published.get().state }
+    var currentState: PlaybackState { published.get().state }
 
     private func setState(_ state: PlaybackState) {
         let changed = published.withLock { p -> Bool in
@@ -343,7 +351,10 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         openTimeout?.cancel()
         openTimeout = nil
         applyInitialTracks()
-        published.withLock { $0.duration = info.duration }
+        published.withLock {
+            $0.duration = info.duration
+            $0.frameRate = info.frameRate.map { $0.isFinite && $0 > 0 ? $0 : 0 } ?? 0
+        }
         clock.setDuration(info.duration)
         updateNaturalSize(info.naturalSize, announce: false)
         let settings = published.get()
@@ -394,6 +405,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         if autoplay {
             engine?.play()
             clock.setRunning(true)
+            playedSinceSeek = true
         }
         updateCue()
     }
@@ -446,11 +458,12 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         if ended {
             ended = false
             setState(.paused)
-            startSeek(.time(0))
+            startSeek(.time(0), accurate: options.accurateSeek)
         }
         guard currentState != .playing else { return }
         engine?.play()
         setState(.playing)
+        playedSinceSeek = true
         if seekInFlight == nil, !stalled { clock.setRunning(true) }
         updateStallLimit()
     }
@@ -489,6 +502,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             $0.isPrepared = false
             $0.duration = 0
             $0.naturalSize = .zero
+            $0.frameRate = 0
         }
         openTimeout?.cancel()
         openTimeout = nil
@@ -504,6 +518,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         seekDuringPrepare = false
         openedAtStart = nil
         stalled = false
+        playedSinceSeek = false
         clock.setDuration(0)
         clock.jump(to: 0, running: false)
         setLoadState([])
@@ -512,7 +527,9 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
 
     // MARK: - Seeking
 
-    private func requestSeek(_ target: TimeInterval) {
+    /// Seeks to `target` by the contract's rules; `accurate` nil: as `options.accurateSeek` says.
+    func requestSeek(_ target: TimeInterval, accurate: Bool? = nil) {
+        let accurate = accurate ?? options.accurateSeek
         switch phase {
         case .idle, .opening:
             pendingSeek = .time(target)
@@ -526,21 +543,22 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
             }
             if seekInFlight != nil {
                 queuedSeek = wanted
+                queuedSeekIsAccurate = accurate
                 if case .time(let t) = wanted { clock.jump(to: t, running: false) }
             } else {
-                startSeek(wanted)
+                startSeek(wanted, accurate: accurate)
             }
         }
     }
 
-    private func startSeek(_ target: SeekTarget) {
+    private func startSeek(_ target: SeekTarget, accurate: Bool) {
         switch target {
         case .end:
             finishAtEnd(reportSeek: true)
         case .time(let seconds):
             seekInFlight = target
             clock.jump(to: seconds, running: false)
-            engine?.seek(to: seconds, accurate: options.accurateSeek)
+            engine?.seek(to: seconds, accurate: accurate)
         }
     }
 
@@ -563,10 +581,11 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         }
         if let next = queuedSeek {
             queuedSeek = nil
-            startSeek(next)
+            startSeek(next, accurate: queuedSeekIsAccurate)
             return
         }
         seekInFlight = nil
+        playedSinceSeek = currentState == .playing
         clock.jump(to: reached, running: currentState == .playing && !stalled)
         hub.send(.seekCompleted(clock.read()))
         updateCue()

@@ -198,6 +198,7 @@ final class FallbackPlayer: EngineReportingPlayback, @unchecked Sendable {
     var playbackState: PlaybackState { chosen?.playbackState ?? .stopped }
     var loadState: LoadState { chosen?.loadState ?? [] }
     var duration: TimeInterval { chosen?.duration ?? 0 }
+    var nominalFrameRate: Double { chosen?.nominalFrameRate ?? 0 }
     var playableDuration: TimeInterval { chosen?.playableDuration ?? 0 }
     var bufferingProgress: Int { chosen?.bufferingProgress ?? 0 }
     var numberOfBytesTransferred: Int64 { chosen?.numberOfBytesTransferred ?? 0 }
@@ -217,6 +218,14 @@ final class FallbackPlayer: EngineReportingPlayback, @unchecked Sendable {
             let target = max(0, newValue)
             published.withLock { if $0.chosen == nil, !$0.isShutDown { $0.seekTarget = target } }
             post { $0.attempt?.player.currentPlaybackTime = target }
+        }
+    }
+
+    /// Steps on the chosen player; before one is chosen no frame rate is known: nothing to do.
+    func stepFrames(_ count: Int) {
+        post { player in
+            guard player.isChosen else { return }
+            player.attempt?.player.stepFrames(count)
         }
     }
 

@@ -42,6 +42,15 @@ public protocol MediaPlayback: AnyObject, Sendable {
     var currentPlaybackTime: TimeInterval { get set }
     /// Seconds; 0 while unknown or live.
     var duration: TimeInterval { get }
+    /// The video's nominal frames per second, as the engine reported it at prepare; 0 when
+    /// unknown, without video, or before prepare.
+    var nominalFrameRate: Double { get }
+    /// Shows the picture `count` frames after (negative: before) the one shown now and stays
+    /// paused (pausing first while playing): an accurate seek to that frame's time, reported
+    /// with `.seekCompleted`, clamped to the media; of several seeks and steps in quick
+    /// succession the last wins, each step counting from the frame the one before aimed at.
+    /// Does nothing without a known frame rate or before prepare.
+    func stepFrames(_ count: Int)
     /// Media time buffered up to, in seconds.
     var playableDuration: TimeInterval { get }
     /// 0...100.

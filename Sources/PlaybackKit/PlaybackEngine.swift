@@ -13,14 +13,17 @@ public struct EngineMediaInfo: Sendable, Equatable {
     /// Where the engine is prepared, when it was opened at a start position
     /// (`open(_:options:startingAt:sink:)`) and went there; nil: at the start of the media.
     public var startPosition: TimeInterval?
+    /// The video's nominal frames per second; nil when unknown or without video.
+    public var frameRate: Double?
     /// Makes the description of an opened source.
     public init(duration: TimeInterval, naturalSize: VideoSize, hasVideo: Bool, hasAudio: Bool,
-                startPosition: TimeInterval? = nil) {
+                startPosition: TimeInterval? = nil, frameRate: Double? = nil) {
         self.duration = duration
         self.naturalSize = naturalSize
         self.hasVideo = hasVideo
         self.hasAudio = hasAudio
         self.startPosition = startPosition
+        self.frameRate = frameRate
     }
 }
 

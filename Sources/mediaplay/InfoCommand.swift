@@ -74,6 +74,7 @@ enum InfoCommand {
             "duration: \(String(cFormat: "%.3f", player.duration)) s (\(clockText(player.duration)))",
             "size:     \(size.isEmpty ? "no video" : size.description)",
         ]
+        if !size.isEmpty { lines.append("frames:   \(frameRateText(player.nominalFrameRate))") }
         let tracks = player.tracks
         if !tracks.isEmpty {
             lines.append("tracks:")
@@ -97,6 +98,13 @@ enum InfoCommand {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// "25 a second", "29.970 a second", or "rate unknown".
+    static func frameRateText(_ rate: Double) -> String {
+        guard rate > 0 else { return "rate unknown" }
+        let rounded = rate.rounded()
+        return (abs(rate - rounded) < 0.0005 ? String(Int(rounded)) : String(cFormat: "%.3f", rate)) + " a second"
     }
 
     /// `audio:1     fre  "Français"  flac  [default, selected]`.

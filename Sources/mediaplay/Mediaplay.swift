@@ -37,12 +37,13 @@ struct Mediaplay {
               plays to the end; several files play as a queue. Keys on a terminal:
                 space pause/play     left/right seek 5 s      n/p next/previous item
                 a next audio track   s next subtitle (or off) 9/0 volume down/up   m mute
-                [/] slower/faster    i engine, source and streams                 q quit
+                [/] slower/faster    ,/. frame back/forward   i engine, source and streams
+                q quit
               --audio-lang/--sub-lang prefer tracks in these languages; --sub adds a subtitle file
               (SRT, ASS/SSA, WebVTT) and shows it; the current subtitle is written as it changes.
               --window shows the video in an X11 window (640x360, or --size; --fullscreen): the
               time in its title, a seek bar at the bottom (click to seek); in the window space,
-              arrows, n, p and q as above, f the next scaling mode, F fullscreen.
+              arrows, ,/., n, p and q as above, f the next scaling mode, F fullscreen.
             """,
         "info": InfoCommand.usage,
         "thumbnail": """

@@ -6,8 +6,8 @@ import PlaybackKit
 
 /// The terminal player's keys, read from stdin in raw mode: space pause, arrows seek 5 s,
 /// `n`/`p` next and previous item, `a`/`s` cycle the audio and subtitle tracks, `9`/`0`
-/// volume, `m` mute, `[`/`]` speed, `i` details of the engine, the source and its streams,
-/// `q` quit. The volume, mute and speed chosen carry over to the next item of a queue.
+/// volume, `m` mute, `[`/`]` speed, `,`/`.` one frame back/forward (paused), `i` details of
+/// the engine, the source and its streams, `q` quit. The volume, mute and speed chosen carry over to the next item of a queue.
 final class PlayKeys: @unchecked Sendable {
     // @unchecked: every member is touched only on `queue`.
     private let queue: DispatchQueue
@@ -105,6 +105,8 @@ final class PlayKeys: @unchecked Sendable {
         case UInt8(ascii: "m"): toggleMute()
         case UInt8(ascii: "["): stepRate(by: -1)
         case UInt8(ascii: "]"): stepRate(by: 1)
+        case UInt8(ascii: ","): stepFrame(by: -1)
+        case UInt8(ascii: "."): stepFrame(by: 1)
         case UInt8(ascii: "i"): showDetails()
         default: break
         }
@@ -162,6 +164,27 @@ final class PlayKeys: @unchecked Sendable {
         rate = Self.rates[max(0, min(Self.rates.count - 1, index + steps))]
         playQueue.player?.playbackRate = rate
         announce("speed: \(String(cFormat: "%.2f", Double(rate)))x")
+    }
+
+    /// Steps `count` frames (pausing first) and, once the step landed, writes the frame shown.
+    private func stepFrame(by count: Int) {
+        guard let player = playQueue.player else { return }
+        let rate = player.nominalFrameRate
+        guard rate > 0 else {
+            announce("frame step: the frame rate is unknown")
+            return
+        }
+        let events = player.events
+        player.stepFrames(count)
+        Task { [self] in
+            for await event in events {
+                if case .finished = event { return }
+                guard case .seekCompleted(let position) = event else { continue }
+                let frame = FrameTiming(rate: rate).frame(at: position)
+                queue.async { self.announce("frame \(frame) (\(String(cFormat: "%.3f", position)) s)") }
+                return
+            }
+        }
     }
 
     private func showDetails() {

@@ -134,6 +134,8 @@ final class WindowPlayer: @unchecked Sendable {
             if player?.isPlaying == true { playQueue.pause() } else { playQueue.play() }
         case (X11Key.right, _): player.map { PlayKeys.seek($0, by: 5) }
         case (X11Key.left, _): player.map { PlayKeys.seek($0, by: -5) }
+        case (_, ","): player?.stepFrames(-1)
+        case (_, "."): player?.stepFrames(1)
         case (_, "n"), (_, "N"): playQueue.next()
         case (_, "p"), (_, "P"): playQueue.previous()
         case (_, "f"):

@@ -103,6 +103,8 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case swapsChromaPlanes
         /// `.yuvFrames` pictures give their stored size as their displaySize.
         case yuvDisplaysStoredSize
+        /// stepFrames(n) moves 2n frames, as a step that counts from the frame after the one shown.
+        case stepsTwoFrames
     }
 
     let inner: any MediaPlayback
@@ -285,6 +287,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     }
 
     var duration: TimeInterval { inner.duration }
+    var nominalFrameRate: Double { inner.nominalFrameRate }
+
+    func stepFrames(_ count: Int) { inner.stepFrames(fault == .stepsTwoFrames ? 2 * count : count) }
     var playableDuration: TimeInterval {
         let real = inner.playableDuration
         guard fault == .playableBehindPosition, inner.isPlaying else { return real }

@@ -86,18 +86,59 @@ import Testing
         ("i", "chapters:"),
     ]
 
-    @Test(arguments: CLI.backends)
-    func everyKeyDoesWhatItSaysAndQQuits(backend: String) throws {
+    /// `mediaplay play` of film.mkv with `backend`, paused with space once it plays (so that
+    /// the film cannot end while keys are typed).
+    static func pausedFilm(_ backend: String) throws -> TerminalSession {
         let film = CLI.fixtures.appendingPathComponent("tracks/film.mkv").path
         let session = try TerminalSession(["play", "--backend", backend, "--audio", "null", film])
         #expect(session.waitFor("00:00:00 / 00:00:06"), "no widget: \(session.text)")
-        // Pause first, so the film cannot end while the keys are typed.
         session.type(" ")
         #expect(session.waitFor("(paused)"), "space did not pause: \(session.text)")
+        return session
+    }
+
+    @Test(arguments: CLI.backends)
+    func everyKeyDoesWhatItSaysAndQQuits(backend: String) throws {
+        let session = try Self.pausedFilm(backend)
         for (key, answer) in Self.keysAndAnswers {
             let offset = session.text.count
             session.type(key)
             #expect(session.waitFor(answer, after: offset), "'\(key)' did not answer \(answer): \(session.text.dropFirst(offset))")
+        }
+        session.type("q")
+        #expect(session.finish() == 0, "\(session.text)")
+    }
+
+    /// The frame number and position of the last "frame N (S s)" line in `text`.
+    static func lastStep(in text: Substring) -> (frame: Int, position: Double)? {
+        // A line on the terminal starts by clearing it (ESC [ K).
+        guard let line = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).last(where: { $0.contains("frame ") }),
+              let start = line.range(of: "frame ") else { return nil }
+        let words = line[start.lowerBound...].split(separator: " ")
+        guard words.count >= 3, let frame = Int(words[1]), let position = Double(words[2].dropFirst()) else { return nil }
+        return (frame, position)
+    }
+
+    @Test(arguments: CLI.backends)
+    func dotWhilePausedMovesTheShownPositionByOneFrame(backend: String) throws {
+        let session = try Self.pausedFilm(backend)
+        var steps: [(frame: Int, position: Double)] = []
+        for key in [".", ".", ","] {
+            let offset = session.text.count
+            session.type(key)
+            #expect(session.waitFor(" s)", after: offset), "'\(key)' wrote no frame line: \(session.text.dropFirst(offset))")
+            guard let step = Self.lastStep(in: session.text.dropFirst(offset)) else {
+                Issue.record("'\(key)' wrote no readable frame line: \(session.text.dropFirst(offset))")
+                break
+            }
+            steps.append(step)
+        }
+        session.type("i")
+        #expect(session.waitFor("frames:   25 a second"), "'i' did not give the frame rate: \(session.text)")
+        if steps.count == 3 {
+            #expect(steps[1].frame == steps[0].frame + 1 && steps[2].frame == steps[0].frame, "frames after . . , : \(steps.map(\.frame))")
+            let moved = steps[1].position - steps[0].position
+            #expect(abs(moved - 1.0 / 25) < 0.5 / 25, "'.' moved the position \(moved) s, expected one frame (0.04 s)")
         }
         session.type("q")
         #expect(session.finish() == 0, "\(session.text)")

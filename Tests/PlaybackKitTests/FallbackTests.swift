@@ -98,6 +98,18 @@ import Testing
         #expect(log.players.map(\.backend) == ["first", "second", "first", "second"])
     }
 
+    @Test func aFrameStepReachesOnlyTheChosenPlayer() async throws {
+        let player = try Backends.makePlayer(trying: [failing("first", .engine), good()], url: clip, options: PlaybackOptions())
+        defer { player.shutdown() }
+        player.stepFrames(1)  // nothing is chosen: no frame rate, nothing to step
+        #expect(player.nominalFrameRate == 0)
+        try await player.prepare()
+        #expect(player.nominalFrameRate == 25)
+        player.stepFrames(-2)
+        #expect(await log.wait { $0.lines.contains("good clip.mp4: step -2") })
+        #expect(!log.lines.contains { $0.hasSuffix("step 1") }, "a step before the choice was passed on")
+    }
+
     @Test func settingsMadeBeforeTheChoiceReachThePlayerThatPlays() async throws {
         let player = try Backends.makePlayer(trying: [failing("first", .engine), good()], url: clip, options: PlaybackOptions())
         defer { player.shutdown() }

@@ -195,6 +195,8 @@ final class ScriptedPlayer: PlaybackWithoutTracks, Sendable {
     var playbackState: PlaybackState { state.get().state }
     var loadState: LoadState { isPreparedToPlay ? [.playable] : [] }
     var duration: TimeInterval { isPreparedToPlay ? 10 : 0 }
+    var nominalFrameRate: Double { isPreparedToPlay ? 25 : 0 }
+    func stepFrames(_ count: Int) { note("step \(count)") }
     var playableDuration: TimeInterval { 0 }
     var bufferingProgress: Int { 0 }
     var numberOfBytesTransferred: Int64 { 0 }

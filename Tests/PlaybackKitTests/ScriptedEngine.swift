@@ -132,7 +132,14 @@ final class ScriptedEngine: PlaybackEngine, @unchecked Sendable {
     /// The subtitle files `open` was handed, by name.
     var openedSubtitles: [String] { subtitleNames.get() }
     private let subtitleNames = Locked<[String]>([])
-    func thumbnail() -> VideoFrame? { nil }
+    /// The picture `thumbnail()` returns (nil: none); the test sets it.
+    let shownPicture = Locked<VideoFrame?>(nil)
+    func thumbnail() -> VideoFrame? { shownPicture.get() }
+
+    /// Has `thumbnail()` return a 2x2 picture stamped `time`.
+    func show(pictureAt time: TimeInterval) {
+        shownPicture.set(VideoFrame(width: 2, height: 2, bytesPerRow: 8, pixels: [UInt8](repeating: 0, count: 16), presentationTime: time))
+    }
 }
 
 // MARK: - A player on the scripted engine

@@ -199,7 +199,7 @@ extension FFmpegSession {
         let size = firstPictureShown ? pictureLock.withLock { naturalSize } : .zero
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: size,
                                       hasVideo: firstPictureShown, hasAudio: hasAudio,
-                                      startPosition: openedAt))
+                                      startPosition: openedAt, frameRate: firstPictureShown ? videoFrameRate : nil))
         audioOutputWake.broadcast()
     }
 

@@ -199,6 +199,7 @@ extension FFmpegSession {
             do throws(PlaybackError) {
                 let guessed = av_guess_frame_rate(context, stream, nil)
                 if guessed.num > 0, guessed.den > 0 { videoFrameDuration = Double(guessed.den) / Double(guessed.num) }
+                videoFrameRate = Self.rate(stream.pointee.avg_frame_rate) ?? Self.rate(stream.pointee.r_frame_rate)
                 videoDecoder = try CodecDecoder(stream: stream, frameDuration: videoFrameDuration)
                 videoStreamIndex = videoIndex
                 videoTimeBase = stream.pointee.time_base
@@ -234,6 +235,13 @@ extension FFmpegSession {
         }
         // Except the ones a track switch may need, and the subtitles.
         openTracks(input)
+    }
+
+    /// Frames per second of a stream's rate, nil when it is unset (0/0, 0/1) or absurd.
+    static func rate(_ rational: AVRational) -> Double? {
+        guard rational.num > 0, rational.den > 0 else { return nil }
+        let rate = Double(rational.num) / Double(rational.den)
+        return rate < 1000 ? rate : nil
     }
 
     /// The display size of `width`x`height` storage pixels with the sample aspect applied.

@@ -113,6 +113,9 @@ final class FFmpegSession: @unchecked Sendable {
     var videoTimeBase = AVRational(num: 1, den: 1)
     var audioTimeBase = AVRational(num: 1, den: 1)
     var videoFrameDuration = 0.04
+    /// The video stream's nominal frames per second (its average rate, else its base rate);
+    /// nil when the container gives neither.
+    var videoFrameRate: Double?
     /// Packets of the video stream switched to are skipped up to its first keyframe (the
     /// read thread's).
     var videoAwaitingKeyframe = false

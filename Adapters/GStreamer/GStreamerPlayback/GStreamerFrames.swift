@@ -66,6 +66,12 @@ enum GStreamerFrames {
         return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d))
     }
 
+    /// The frames per second of video `caps`; nil when they give none (0/1: variable).
+    static func frameRate(of caps: UnsafeMutablePointer<GstCaps>) -> Double? {
+        guard let info = videoInfo(caps), info.fps_n > 0, info.fps_d > 0 else { return nil }
+        return Double(info.fps_n) / Double(info.fps_d)
+    }
+
     /// The media time of `sample`'s picture: its PTS on the stream timeline (the segment
     /// start subtracted), the timeline position queries answer on.
     static func presentationTime(of sample: OpaquePointer) -> TimeInterval? {

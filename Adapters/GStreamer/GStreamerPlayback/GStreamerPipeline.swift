@@ -243,6 +243,13 @@ final class GStreamerPipeline: @unchecked Sendable {
         return GStreamerFrames.naturalSize(of: caps)
     }
 
+    /// The decoded video stream's frames per second, from its caps; nil when unknown.
+    func currentFrameRate() -> Double? {
+        guard let pad = videoStreamPad?.pad, let caps = gst_pad_get_current_caps(pad) else { return nil }
+        defer { gst_caps_unref(caps) }
+        return GStreamerFrames.frameRate(of: caps)
+    }
+
     /// Drops the messages waiting on the bus (those of streams just shut down by a change to
     /// READY, such as a "stream stopped" error). Loop thread.
     func dropPendingMessages() {

@@ -239,7 +239,10 @@ final class GStreamerSession: @unchecked Sendable {
         let hasVideo = streams.video > 0, hasAudio = streams.audio > 0
         reportMediaModel()
         PlaybackLog.log(.info, "gstreamer", "prerolled \(source.url.lastPathComponent): \(duration) s, \(naturalSize), video \(hasVideo), audio \(hasAudio)")
-        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
+        // The decoder's caps say the rate; the container's (local files) stands in without one.
+        let frameRate = hasVideo ? pipeline.currentFrameRate() ?? probe?.streams.first(where: { $0.kind == .video })?.frameRate : nil
+        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio,
+                                      frameRate: frameRate))
         refreshBufferStatus()
         if !startOwedRateSeek() { applyWantedState() }
     }

@@ -146,6 +146,15 @@ final class MPVHandle: @unchecked Sendable {
         } ?? nil
     }
 
+    /// The video's frames per second: the container's (`container-fps`), else the rate mpv
+    /// measured from the decoded frames (`estimated-vf-fps`); nil when neither is known.
+    func nominalFrameRate() -> Double? {
+        for name in ["container-fps", "estimated-vf-fps"] {
+            if let rate = getDouble(name), rate.isFinite, rate > 0 { return rate }
+        }
+        return nil
+    }
+
     /// Reads an integer property.
     func getInt(_ name: String) -> Int? {
         withHandle { handle -> Int? in

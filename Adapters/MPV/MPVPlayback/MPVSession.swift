@@ -500,7 +500,7 @@ final class MPVSession: @unchecked Sendable {
         if let position = handle.getInt("stream-pos") { buffer.bytesTransferred = max(buffer.bytesTransferred, Int64(position)) }
         reportBuffer()
         let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
-                                   hasVideo: hasVideo, hasAudio: hasAudio)
+                                   hasVideo: hasVideo, hasAudio: hasAudio, frameRate: hasVideo ? handle.nominalFrameRate() : nil)
         PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
         reportTracks()
         sink.metadataChanged(MPVTracks.tags(handle))

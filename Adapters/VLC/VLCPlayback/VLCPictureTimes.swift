@@ -39,6 +39,9 @@ final class VLCPictureTimes: Sendable {
         var rate = 1.0
         var lastStamp = -Double.infinity
         var presentedWhilePaused = false
+        /// Paused while running: the time of the picture on screen, which libVLC may still
+        /// follow with the pictures it had queued, a frame each (nil: paused or sought at a time).
+        var pausedPicture: Double?
         var lastProgressWall = 0.0
         var frameDuration = 0.04
     }
@@ -84,12 +87,29 @@ final class VLCPictureTimes: Sendable {
             s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
             s.presentedWhilePaused = false
+            s.pausedPicture = nil
             if mode != .running && mode != .resuming { s.lastStamp = -Double.infinity }
         }
     }
 
     /// Enters `mode` at the time a picture shown now would get.
     func enter(_ mode: Mode) { enter(mode, at: currentTime()) }
+
+    /// Pauses at the time a picture shown now would get; the picture on screen keeps its own
+    /// stamp, and each new picture libVLC still shows is stamped a frame after the one before.
+    func enterPaused() {
+        state.withLock { s in
+            let now = monotonicSeconds()
+            let shown = s.mode == .running && s.lastStamp.isFinite ? s.lastStamp : nil
+            s.anchorMedia = max(0, Self.time(s, at: now))
+            s.mode = .paused
+            s.anchorWall = now
+            s.lastProgressWall = now
+            s.presentedWhilePaused = true
+            s.lastStamp = -Double.infinity
+            s.pausedPicture = shown
+        }
+    }
 
     /// A time libVLC reported (seconds) for this very moment (its TimeChanged event, on its
     /// thread); the pictures that follow are stamped from it while running.
@@ -128,6 +148,12 @@ final class VLCPictureTimes: Sendable {
                 return (s.anchorMedia, false)
             case .paused:
                 defer { s.presentedWhilePaused = true }
+                if let shown = s.pausedPicture {
+                    let time = repeated ? shown : shown + s.frameDuration
+                    s.pausedPicture = time
+                    s.anchorMedia = time
+                    return (time, false)
+                }
                 return (s.anchorMedia, !s.presentedWhilePaused)
             case .resuming:
                 // The first new picture after the one shown while paused.

@@ -64,8 +64,7 @@ extension VLCSession {
             default: break
             }
         } else if phase == .ready, pictureTimes.mode == .running || pictureTimes.mode == .resuming {
-            pictureTimes.enter(.paused)
-            pictureTimes.markPresentedWhilePaused()
+            pictureTimes.enterPaused()
         }
     }
 

@@ -381,7 +381,8 @@ final class VLCSession: @unchecked Sendable {
         reportTracks()
         reportTagsAndChapters()
         readBackVolume()
-        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio))
+        sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio,
+                                      frameRate: hasVideo ? tracks.frameRate : nil))
     }
 
     var expectsPicture: Bool {
@@ -408,8 +409,7 @@ final class VLCSession: @unchecked Sendable {
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
         stateChangeSentAt = monotonicSeconds()
         player.setPaused(true)
-        pictureTimes.enter(.paused)
-        pictureTimes.markPresentedWhilePaused()
+        pictureTimes.enterPaused()
     }
 
     func setRate(_ rate: Float) {

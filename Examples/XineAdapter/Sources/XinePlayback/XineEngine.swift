@@ -173,8 +173,11 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
         // (xine buffers while it opens a network stream; the player is not stalled for that.)
         buffering = false
         stalled = false
+        // xine gives the frame duration in 90 kHz ticks.
+        let frameTicks = session.info(XINE_STREAM_INFO_FRAME_DURATION)
         return EngineMediaInfo(duration: duration, naturalSize: session.video.store.latestNaturalSize,
-                               hasVideo: hasVideo, hasAudio: hasAudio)
+                               hasVideo: hasVideo, hasAudio: hasAudio,
+                               frameRate: hasVideo && frameTicks > 0 ? 90000 / Double(frameTicks) : nil)
     }
 
     // MARK: - Landing on a picture
