@@ -64,7 +64,7 @@ final class MPVSession: @unchecked Sendable {
     private static let seekGiveUp: TimeInterval = 5
 
     /// A seek handed to mpv, from the command to the drawn frame at its target.
-    private struct SeekRequest {
+    struct SeekRequest {
         let id: UInt64
         let target: TimeInterval
         let accurate: Bool
@@ -86,7 +86,7 @@ final class MPVSession: @unchecked Sendable {
     }
 
     /// State the player queue, the render thread and the event thread share.
-    private struct Shared {
+    struct Shared {
         var closing = false
         var newFrames = 0
         /// `prepared` was reported (mirrors the event thread's flag for the render thread).
@@ -105,42 +105,42 @@ final class MPVSession: @unchecked Sendable {
         var cuesReadFor: String?
     }
 
-    private let handle: MPVHandle
-    private let renderer: MPVSoftwareRenderer?
-    private let sink: EngineSink
-    private let source: MediaSource
+    let handle: MPVHandle
+    let renderer: MPVSoftwareRenderer?
+    let sink: EngineSink
+    let source: MediaSource
     private let options: PlaybackOptions
-    private let shared = Locked(Shared())
-    private let frameTimes = MPVFrameTimes()
+    let shared = Locked(Shared())
+    let frameTimes = MPVFrameTimes()
     /// The last drawn picture, for thumbnails.
     let lastFrame = LastFrameStore()
     /// Converts drawn pictures for a `.yuvFrames` output (render thread).
-    private let yuvOutput: MPVYUVOutput?
+    let yuvOutput: MPVYUVOutput?
 
     // MARK: - Event thread state
 
     private var fileLoaded = false
     private var restarted = false
     private var restartedAt: Double?
-    private var prepared = false
+    var prepared = false
     private var failed = false
     private var hasVideo = false
-    private var hasAudio = false
-    private var paused = true
-    private var eofReached = false
+    var hasAudio = false
+    var paused = true
+    var eofReached = false
     /// The last position reported while playing, and when it came.
-    private var lastPlayedPosition: TimeInterval = 0
-    private var lastPlayedAt = monotonicSeconds()
+    var lastPlayedPosition: TimeInterval = 0
+    var lastPlayedAt = monotonicSeconds()
     /// When the end is due: mpv declares it once the last audio is handed to the output, which
     /// still has to play it out (about 0.4 s); `ended()` waits for that tail.
-    private var endDue: Double?
-    private var duration: TimeInterval = 0
-    private var naturalSize = VideoSize.zero
+    var endDue: Double?
+    var duration: TimeInterval = 0
+    var naturalSize = VideoSize.zero
     /// mpv's recent error lines (its own words for a failure), oldest first.
     private var errorLines: [String] = []
     /// A failure waiting for mpv's error lines, which arrive after the event that ends the file.
     private var pendingFailure: (error: () -> PlaybackError, since: Double)?
-    private var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
+    var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
 
     // MARK: - Lifecycle
 
@@ -420,7 +420,7 @@ final class MPVSession: @unchecked Sendable {
     }
 
     /// mpv reached the end: report it now, or once the audio output played out its tail.
-    private func reachedEnd() {
+    func reachedEnd() {
         let speed = max(0.01, handle.getDouble("speed") ?? 1)
         let remaining = (duration - lastPlayedPosition) / speed - (monotonicSeconds() - lastPlayedAt)
         let tail = hasAudio && !paused && duration > 0 ? min(1, max(0, remaining)) : 0
@@ -506,123 +506,6 @@ final class MPVSession: @unchecked Sendable {
         sink.metadataChanged(MPVTracks.tags(handle))
         sink.chaptersChanged(MPVTracks.chapters(handle))
         sink.prepared(info)
-    }
-
-    // MARK: - Properties
-
-    private func propertyChanged(_ observed: Observed, _ property: mpv_event_property) {
-        let data = property.data
-        switch observed {
-        case .timePos:
-            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
-            let time = data.load(as: Double.self)
-            frameTimes.record(time)
-            // Once the last audio is handed to the output mpv jumps time-pos to the end, while
-            // the output still plays its buffer: that is no position of what is heard.
-            let endJump = hasAudio && duration > 0 && time >= duration - 0.001
-            if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
-                lastPlayedPosition = time
-                lastPlayedAt = monotonicSeconds()
-                sink.position(time)
-            }
-        case .pause:
-            guard property.format == MPV_FORMAT_FLAG, let data else { return }
-            paused = data.load(as: Int32.self) != 0
-        case .eofReached:
-            let reached = property.format == MPV_FORMAT_FLAG && data.map { $0.load(as: Int32.self) != 0 } == true
-            if reached, !eofReached, prepared { reachedEnd() }
-            if !reached { endDue = nil }
-            eofReached = reached
-        case .duration:
-            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
-            let seconds = data.load(as: Double.self)
-            if prepared, abs(seconds - duration) > 0.001 { sink.durationChanged(seconds) }
-            duration = seconds
-        case .displayWidth, .displayHeight:
-            updateNaturalSize()
-        case .cacheState:
-            guard property.format == MPV_FORMAT_NODE, let data else { return }
-            let state = MPVValue(data.load(as: mpv_node.self))
-            if let end = state["cache-end"]?.double { buffer.playableDuration = end }
-            reportBuffer()
-        case .bufferingState:
-            guard property.format == MPV_FORMAT_INT64, let data else { return }
-            buffer.bufferingProgress = min(100, max(0, Int(data.load(as: Int64.self))))
-            reportBuffer()
-        case .pausedForCache:
-            guard property.format == MPV_FORMAT_FLAG, let data else { return }
-            if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
-        case .trackList:
-            if prepared { reportTracks() }
-        case .metadata:
-            if prepared { sink.metadataChanged(MPVTracks.tags(handle)) }
-        case .chapterList:
-            if prepared { sink.chaptersChanged(MPVTracks.chapters(handle)) }
-        case .subText:
-            // Only when the cues could not be read ahead (remote media): mpv changes sub-text
-            // when it shows a frame, up to a frame after the cue's time.
-            if prepared, shared.get().cuesReadFor == nil, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
-        case .streamPosition:
-            guard property.format == MPV_FORMAT_INT64, let data else { return }
-            // Bytes read so far: the furthest the stream has been read to.
-            buffer.bytesTransferred = max(buffer.bytesTransferred, data.load(as: Int64.self))
-            reportBuffer()
-        }
-    }
-
-    /// Reports mpv's track list, and notes whether a subtitle is shown.
-    private func reportTracks() {
-        let tracks = MPVTracks.engineTracks(handle)
-        shared.withLock { $0.subtitleSelected = tracks.contains { $0.kind == .subtitle && $0.isSelected } }
-        sink.tracksChanged(tracks)
-        readCues()
-    }
-
-    /// Reads every cue of the selected subtitle track from its file ahead of time (local media
-    /// and files), on a utility queue, so that the player's cue clock announces each at its
-    /// time; reports them unless another track was selected meanwhile.
-    private func readCues() {
-        let cueSource = MPVTracks.cueSource(handle, media: source)
-        let current = shared.get().cuesReadFor
-        guard cueSource?.id != current else { return }
-        shared.withLock { $0.cuesReadFor = cueSource?.id }
-        guard let cueSource else { return }
-        let sink = sink, shared = shared
-        DispatchQueue.global(qos: .utility).async {
-            guard let cues = try? SubtitleCueReader.cues(in: cueSource.url, subtitleIndex: cueSource.subtitleIndex) else {
-                // Unreadable here (a format only mpv reads): cues come from sub-text instead.
-                shared.withLock { if $0.cuesReadFor == cueSource.id { $0.cuesReadFor = nil } }
-                return
-            }
-            guard shared.get().cuesReadFor == cueSource.id else { return }
-            sink.subtitleCuesReset()
-            for cue in cues { sink.subtitleCue(cue) }
-        }
-    }
-
-    private func reportBuffer() {
-        sink.bufferChanged(buffer)
-    }
-
-    /// Reads the display size (pixel aspect applied) and passes it on when it changed.
-    private func updateNaturalSize() {
-        // The decoder's output parameters are known before the video output is configured
-        // (dwidth/dheight only after), and the renderer needs the size for the first frame.
-        let width = handle.getInt("video-params/dw") ?? handle.getInt("dwidth") ?? 0
-        let height = handle.getInt("video-params/dh") ?? handle.getInt("dheight") ?? 0
-        guard width > 0, height > 0 else { return }
-        let size = VideoSize(width: width, height: height)
-        guard size != naturalSize else { return }
-        naturalSize = size
-        if let yuvOutput {
-            // YUV pictures are drawn at the stored size (mpv stretches them, keepaspect=no).
-            yuvOutput.displaySize.set(size)
-            renderer?.setTargetSize(VideoSize(width: handle.getInt("video-params/w") ?? width,
-                                              height: handle.getInt("video-params/h") ?? height))
-        } else {
-            renderer?.setTargetSize(size)
-        }
-        if prepared { sink.naturalSizeChanged(size) }
     }
 }
 

@@ -1,0 +1,129 @@
+#if MPV
+import CMPV
+import Dispatch
+import FoundationEssentials
+import MediaProbe
+import PlaybackKit
+
+// MARK: - Properties
+
+/// What the event thread does with the properties it observes: the position, pause, the end,
+/// the duration, the picture's size and the buffer figures.
+extension MPVSession {
+    /// Handles a change of an observed property (event thread).
+    func propertyChanged(_ observed: Observed, _ property: mpv_event_property) {
+        let data = property.data
+        switch observed {
+        case .timePos:
+            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
+            let time = data.load(as: Double.self)
+            frameTimes.record(time)
+            // Once the last audio is handed to the output mpv jumps time-pos to the end, while
+            // the output still plays its buffer: that is no position of what is heard.
+            let endJump = hasAudio && duration > 0 && time >= duration - 0.001
+            if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
+                lastPlayedPosition = time
+                lastPlayedAt = monotonicSeconds()
+                sink.position(time)
+            }
+        case .pause:
+            guard property.format == MPV_FORMAT_FLAG, let data else { return }
+            paused = data.load(as: Int32.self) != 0
+        case .eofReached:
+            let reached = property.format == MPV_FORMAT_FLAG && data.map { $0.load(as: Int32.self) != 0 } == true
+            if reached, !eofReached, prepared { reachedEnd() }
+            if !reached { endDue = nil }
+            eofReached = reached
+        case .duration:
+            guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
+            let seconds = data.load(as: Double.self)
+            if prepared, abs(seconds - duration) > 0.001 { sink.durationChanged(seconds) }
+            duration = seconds
+        case .displayWidth, .displayHeight:
+            updateNaturalSize()
+        case .cacheState:
+            guard property.format == MPV_FORMAT_NODE, let data else { return }
+            let state = MPVValue(data.load(as: mpv_node.self))
+            if let end = state["cache-end"]?.double { buffer.playableDuration = end }
+            reportBuffer()
+        case .bufferingState:
+            guard property.format == MPV_FORMAT_INT64, let data else { return }
+            buffer.bufferingProgress = min(100, max(0, Int(data.load(as: Int64.self))))
+            reportBuffer()
+        case .pausedForCache:
+            guard property.format == MPV_FORMAT_FLAG, let data else { return }
+            if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
+        case .trackList:
+            if prepared { reportTracks() }
+        case .metadata:
+            if prepared { sink.metadataChanged(MPVTracks.tags(handle)) }
+        case .chapterList:
+            if prepared { sink.chaptersChanged(MPVTracks.chapters(handle)) }
+        case .subText:
+            // Only when the cues could not be read ahead (remote media): mpv changes sub-text
+            // when it shows a frame, up to a frame after the cue's time.
+            if prepared, shared.get().cuesReadFor == nil, let cue = MPVTracks.currentCue(handle) { sink.subtitleCue(cue) }
+        case .streamPosition:
+            guard property.format == MPV_FORMAT_INT64, let data else { return }
+            // Bytes read so far: the furthest the stream has been read to.
+            buffer.bytesTransferred = max(buffer.bytesTransferred, data.load(as: Int64.self))
+            reportBuffer()
+        }
+    }
+
+    /// Reports mpv's track list, and notes whether a subtitle is shown.
+    func reportTracks() {
+        let tracks = MPVTracks.engineTracks(handle)
+        shared.withLock { $0.subtitleSelected = tracks.contains { $0.kind == .subtitle && $0.isSelected } }
+        sink.tracksChanged(tracks)
+        readCues()
+    }
+
+    /// Reads every cue of the selected subtitle track from its file ahead of time (local media
+    /// and files), on a utility queue, so that the player's cue clock announces each at its
+    /// time; reports them unless another track was selected meanwhile.
+    func readCues() {
+        let cueSource = MPVTracks.cueSource(handle, media: source)
+        let current = shared.get().cuesReadFor
+        guard cueSource?.id != current else { return }
+        shared.withLock { $0.cuesReadFor = cueSource?.id }
+        guard let cueSource else { return }
+        let sink = sink, shared = shared
+        DispatchQueue.global(qos: .utility).async {
+            guard let cues = try? SubtitleCueReader.cues(in: cueSource.url, subtitleIndex: cueSource.subtitleIndex) else {
+                // Unreadable here (a format only mpv reads): cues come from sub-text instead.
+                shared.withLock { if $0.cuesReadFor == cueSource.id { $0.cuesReadFor = nil } }
+                return
+            }
+            guard shared.get().cuesReadFor == cueSource.id else { return }
+            sink.subtitleCuesReset()
+            for cue in cues { sink.subtitleCue(cue) }
+        }
+    }
+
+    func reportBuffer() {
+        sink.bufferChanged(buffer)
+    }
+
+    /// Reads the display size (pixel aspect applied) and passes it on when it changed.
+    func updateNaturalSize() {
+        // The decoder's output parameters are known before the video output is configured
+        // (dwidth/dheight only after), and the renderer needs the size for the first frame.
+        let width = handle.getInt("video-params/dw") ?? handle.getInt("dwidth") ?? 0
+        let height = handle.getInt("video-params/dh") ?? handle.getInt("dheight") ?? 0
+        guard width > 0, height > 0 else { return }
+        let size = VideoSize(width: width, height: height)
+        guard size != naturalSize else { return }
+        naturalSize = size
+        if let yuvOutput {
+            // YUV pictures are drawn at the stored size (mpv stretches them, keepaspect=no).
+            yuvOutput.displaySize.set(size)
+            renderer?.setTargetSize(VideoSize(width: handle.getInt("video-params/w") ?? width,
+                                              height: handle.getInt("video-params/h") ?? height))
+        } else {
+            renderer?.setTargetSize(size)
+        }
+        if prepared { sink.naturalSizeChanged(size) }
+    }
+}
+#endif
