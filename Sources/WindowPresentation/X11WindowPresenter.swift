@@ -39,6 +39,18 @@ package final class X11WindowPresenter: @unchecked Sendable {
         DetachedThread.start(name: name) { [self] in followWindow(descriptor) }
     }
 
+    /// The presenter for `output` when it is a `.window` (its thread named after `engine`),
+    /// laying out by aspectFit until told otherwise; nil for other outputs, and nil with a
+    /// warning when the window cannot be drawn into.
+    package static func forOutput(_ output: VideoOutput, engine: String) -> X11WindowPresenter? {
+        guard case .window(let handle) = output else { return nil }
+        guard let presenter = X11WindowPresenter(handle: handle, mode: .aspectFit, name: "\(engine).window") else {
+            PlaybackLog.log(.warning, engine, "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
+            return nil
+        }
+        return presenter
+    }
+
     /// Draws the picture `source` gives now and keeps `source` to draw it again.
     package func show(_ source: @escaping PictureSource) {
         lock.withLock {

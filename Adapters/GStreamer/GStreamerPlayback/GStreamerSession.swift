@@ -91,14 +91,7 @@ final class GStreamerSession: @unchecked Sendable {
         self.options = options
         self.sink = sink
         self.loop = GLibLoopThread(name: "gstreamer.loop")
-        if case .window(let handle) = options.videoOutput {
-            windowPresenter = X11WindowPresenter(handle: handle, mode: .aspectFit, name: "gst.window")
-            if windowPresenter == nil {
-                PlaybackLog.log(.warning, "gstreamer", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
-            }
-        } else {
-            windowPresenter = nil
-        }
+        windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "gstreamer")
     }
 
     // MARK: - Called by the engine (any thread): post and return

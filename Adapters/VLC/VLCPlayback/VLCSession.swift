@@ -163,14 +163,7 @@ final class VLCSession: @unchecked Sendable {
         self.sink = sink
         // A remote source's subtitles stay libVLC's: reading them ahead would fetch the media twice.
         if case .frames = options.videoOutput, source.isFile { subtitleOverlay = SubtitleOverlay() } else { subtitleOverlay = nil }
-        if case .window(let handle) = options.videoOutput {
-            windowPresenter = X11WindowPresenter(handle: handle, mode: .aspectFit, name: "vlc.window")
-            if windowPresenter == nil {
-                PlaybackLog.log(.warning, "vlc", "window output: cannot open X11 window 0x\(String(handle, radix: 16)); not drawing")
-            }
-        } else {
-            windowPresenter = nil
-        }
+        windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "vlc")
     }
 
     // MARK: - Opening
