@@ -56,8 +56,8 @@ let package = Package(
         .target(
             name: "WindowPresentation",
             dependencies: ["PlaybackKit",
-                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg", "GStreamer", "VLC"])),
-                           .target(name: "CX11", condition: .when(traits: ["FFmpeg", "GStreamer", "VLC"]))]),
+                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg", "GStreamer", "MPV", "VLC"])),
+                           .target(name: "CX11", condition: .when(traits: ["FFmpeg", "GStreamer", "MPV", "VLC"]))]),
 
         // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
         // engines whose own model does not say
@@ -104,7 +104,8 @@ let package = Package(
             name: "MPVPlayback",
             dependencies: ["PlaybackKit", .target(name: "CMPV", condition: .when(traits: ["MPV"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["MPV"])),
-                           .target(name: "MediaProbe", condition: .when(traits: ["MPV"]))],
+                           .target(name: "MediaProbe", condition: .when(traits: ["MPV"])),
+                           .target(name: "WindowPresentation", condition: .when(traits: ["MPV"]))],
             path: "Adapters/MPV/MPVPlayback"),
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",

@@ -54,6 +54,15 @@ package struct SourcePicture {
     }
 }
 
+extension SourcePicture {
+    /// A packed RGBA picture (bytes R, G, B, A, what `VideoFrame` holds), rows `bytesPerRow`
+    /// apart, borrowed as any source picture is.
+    package static func rgba(_ base: UnsafePointer<UInt8>, width: Int, height: Int, bytesPerRow: Int) -> SourcePicture {
+        SourcePicture(format: .libav(AV_PIX_FMT_RGBA.rawValue), width: width, height: height, planes: [base],
+                      strides: [bytesPerRow])
+    }
+}
+
 /// The packed 32-bit layouts the converter writes.
 package enum PackedFormat: Sendable, Equatable {
     /// Bytes R, G, B, A (what `VideoFrame` holds).

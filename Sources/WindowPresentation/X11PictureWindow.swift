@@ -1,4 +1,4 @@
-#if FFmpeg || GStreamer || VLC
+#if FFmpeg || GStreamer || MPV || VLC
 import CX11
 import FoundationEssentials
 import PictureConversion

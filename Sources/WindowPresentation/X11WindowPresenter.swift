@@ -1,4 +1,4 @@
-#if GStreamer || VLC
+#if GStreamer || MPV || VLC
 import CX11
 import FoundationEssentials
 import Glibc

@@ -65,14 +65,12 @@ enum MPVConfiguration {
             // The same, at the stored size (the renderer's target), stretched to it.
             list.append(("vo", "libmpv"))
             list.append(("keepaspect", "no"))
-        case .window(let handle):
-            // mpv's X11 software output, pinned: auto-probing tries outputs that fail (and
-            // libmpv 0.35's failed probes close file descriptor 0, which may by then be an X
-            // connection: the process dies of an XIO error), and may land on one that ignores
-            // `wid` and opens a window of its own.
-            list.append(("vo", "x11"))
-            list.append(("wid", String(handle)))
-            list.append(("force-window", "no"))
+        case .window:
+            // Drawn like `.frames` (subtitles included) and put into the window by the
+            // adapter's presenter: mpv opens no X connection of its own (its x11 output resets
+            // the process's X error handler to Xlib's fatal one when it closes, and its
+            // failed output probes closed file descriptor 0, which may be an X connection).
+            list.append(("vo", "libmpv"))
         }
         if let cap = options.maxBufferBytes, cap > 0 {
             list.append(("demuxer-max-bytes", String(cap)))
@@ -111,11 +109,12 @@ enum MPVConfiguration {
         return fields.isEmpty ? [] : [("http-header-fields", fields)]
     }
 
-    /// Whether `output` takes its pictures from the software render API (`.frames`, `.yuvFrames`).
+    /// Whether `output` takes its pictures from the software render API (`.frames`,
+    /// `.yuvFrames`, `.window`).
     static func drawsThroughRenderAPI(_ output: VideoOutput) -> Bool {
         switch output {
-        case .frames, .yuvFrames: true
-        case .none, .window: false
+        case .frames, .yuvFrames, .window: true
+        case .none: false
         }
     }
 
@@ -124,15 +123,6 @@ enum MPVConfiguration {
         source.isFile ? source.path : source.url.absoluteString
     }
 
-    /// The mpv property values for a scaling mode of a window output.
-    static func scalingProperties(_ mode: ScalingMode) -> [(String, String)] {
-        switch mode {
-        case .none: [("video-unscaled", "yes"), ("keepaspect", "yes"), ("panscan", "0")]
-        case .aspectFit: [("video-unscaled", "no"), ("keepaspect", "yes"), ("panscan", "0")]
-        case .aspectFill: [("video-unscaled", "no"), ("keepaspect", "yes"), ("panscan", "1")]
-        case .fill: [("video-unscaled", "no"), ("keepaspect", "no"), ("panscan", "0")]
-        }
-    }
 
     // MARK: - Errors
 

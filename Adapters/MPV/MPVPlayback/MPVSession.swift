@@ -3,7 +3,9 @@ import CMPV
 import Dispatch
 import FoundationEssentials
 import MediaProbe
+import PictureConversion
 import PlaybackKit
+import WindowPresentation
 
 /// One opened source on its own mpv core: the core (`MPVHandle`), the software renderer (for
 /// `.frames` only), the event thread, and the bookkeeping that turns mpv's events into
@@ -116,6 +118,9 @@ final class MPVSession: @unchecked Sendable {
     let lastFrame = LastFrameStore()
     /// Converts drawn pictures for a `.yuvFrames` output (render thread).
     let yuvOutput: MPVYUVOutput?
+    /// Draws a `.window` output's pictures into the app's window (and again on expose,
+    /// resize or a new mode); stopped when the core is torn down.
+    let windowPresenter: X11WindowPresenter?
 
     // MARK: - Event thread state
 
@@ -155,6 +160,7 @@ final class MPVSession: @unchecked Sendable {
         self.handle = handle
         handle.requestLogMessages(level: "error")
         yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
+        windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "mpv")
         if MPVConfiguration.drawsThroughRenderAPI(options.videoOutput) {
             guard let context = handle.makeSoftwareRenderContext() else {
                 handle.destroy()
@@ -237,14 +243,13 @@ final class MPVSession: @unchecked Sendable {
         handle.setDoubleAsync("sub-delay", seconds)
     }
 
-    /// Applies a scaling mode to a window output.
+    /// Lays a window output's pictures out by `mode`, the one shown at once.
     func setScalingMode(_ mode: ScalingMode) {
-        guard case .window = options.videoOutput else { return }
-        for (name, value) in MPVConfiguration.scalingProperties(mode) { handle.setStringAsync(name, value) }
+        windowPresenter?.setScalingMode(mode)
     }
 
-    /// The picture on screen now: the last drawn one, or else (`.none`, `.window`) a
-    /// screenshot of the frame the video output holds.
+    /// The picture on screen now: the last drawn one, or else (`.none`) a screenshot of the
+    /// frame the video output holds.
     func thumbnail() -> VideoFrame? {
         // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
         if renderer != nil, yuvOutput == nil, !shared.get().subtitleSelected { return lastFrame.latest() }
@@ -262,6 +267,17 @@ final class MPVSession: @unchecked Sendable {
                                     waitsForSample: shared.get().prepareReported)
         if yuvOutput == nil {
             lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        }
+        if let windowPresenter {
+            // Drawn from the kept copy, now and on expose, resize or a new mode.
+            let kept = lastFrame
+            windowPresenter.show { draw in
+                guard let frame = kept.latest() else { return }
+                frame.pixels.withUnsafeBufferPointer { pixels in
+                    guard let base = pixels.baseAddress else { return }
+                    draw(.rgba(base, width: frame.width, height: frame.height, bytesPerRow: frame.bytesPerRow), frame.size)
+                }
+            }
         }
         if picture.isNewFrame, sink.frames != nil {
             sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
@@ -301,6 +317,7 @@ final class MPVSession: @unchecked Sendable {
             }
         }
         renderer?.stop()
+        windowPresenter?.stop()
         handle.destroy()
     }
 
