@@ -13,20 +13,15 @@ import PlaybackKit
 enum MPVScreenshot {
     /// How often a screenshot is taken again when a new frame came while it was taken.
     private static let attempts = 4
-    /// No further attempt starts this long after the first (seconds): a public call stays
-    /// prompt while frames come fast (a storm of seeks), the last picture taken then standing.
-    private static let retryWindow = 0.015
 
     /// The video picture on screen now, or nil when there is none (no video, nothing shown
     /// yet). `fallbackTime` is its time when mpv reports no position.
     static func take(from handle: MPVHandle, fallbackTime: @autoclosure () -> TimeInterval) -> VideoFrame? {
-        let started = monotonicSeconds()
         for attempt in 1...attempts {
             let before = handle.getDouble("time-pos")
             guard let result = handle.commandReturningNode(["screenshot-raw", "video"]) else { return nil }
             let after = handle.getDouble("time-pos")
-            let last = attempt == attempts || monotonicSeconds() - started > retryWindow
-            guard before == after || last else { continue }
+            guard before == after || attempt == attempts else { continue }
             return frame(from: result, presentationTime: after ?? before ?? fallbackTime())
         }
         return nil
