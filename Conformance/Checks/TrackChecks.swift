@@ -172,16 +172,7 @@ enum TrackChecks {
 
     static let externalFiles = Check("subtitles.external", "cues.srt, cues.ass, cues.vtt and cues-bom.srt as subtitleURLs: a selected external track after the embedded ones, cues at their times") { context in
         for name in ["cues.srt", "cues.ass", "cues.vtt", "cues-bom.srt"] {
-            let file = try context.fixture("tracks/\(name)")
-            let p = try context.player(url: try context.fixture("tracks/film.mkv"), retained: false) { $0.subtitleURLs = [file] }
-            defer { p.player.shutdown() }
-            try await p.prepare()
-            guard let external = p.player.tracks.last, external.id == "subtitle:2", external.isExternal else {
-                throw CheckFailure("\(name): the external track is not subtitle:2 after the embedded ones: \(describe(p.player.tracks))")
-            }
-            try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "with \(name) added")
-            try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: name)
-            p.player.shutdown()
+            try await expectOpeningSubtitle(context, try context.fixture("tracks/\(name)"), what: name)
         }
     }
 
@@ -191,27 +182,9 @@ enum TrackChecks {
             server.route("/subtitles/\(name)", .content(try .file(try context.fixture("tracks/\(name)"))))
         }
         for name in ["cues.srt", "cues.ass"] {
-            let url = server.url("/subtitles/\(name)")
-            let p = try context.player(url: try context.fixture("tracks/film.mkv"), retained: false) { $0.subtitleURLs = [url] }
-            defer { p.player.shutdown() }
-            try await p.prepare()
-            guard let external = p.player.tracks.last, external.id == "subtitle:2", external.isExternal else {
-                throw CheckFailure("\(url): the external track is not subtitle:2 after the embedded ones: \(describe(p.player.tracks))")
-            }
-            try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "with \(url) added")
-            try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: "\(name) over http")
-            p.player.shutdown()
+            try await expectOpeningSubtitle(context, server.url("/subtitles/\(name)"), what: "\(name) over http")
         }
-        let p = try context.player("tracks/film.mkv")
-        try await p.prepare()
-        let mark = p.mark
-        p.player.addSubtitle(url: server.url("/subtitles/cues.vtt"))
-        try await p.recorder.waitFor(".tracksChanged with subtitle:2", since: mark, timeout: 5) { event in
-            if case .tracksChanged(let tracks) = event { return tracks.contains { $0.id == "subtitle:2" && $0.isExternal } }
-            return false
-        }
-        try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "after addSubtitle over http")
-        try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: "cues.vtt added over http while prepared")
+        try await expectSubtitleAddedWhilePrepared(context, server.url("/subtitles/cues.vtt"), what: "cues.vtt added over http while prepared")
     }
 
     static let legacyEncoding = Check("subtitles.legacy-encoding", "cues-cp1251.srt (Windows-1251, not UTF-8) shows its Cyrillic text (the README's rule for files that are not UTF-8)") { context in
@@ -222,16 +195,36 @@ enum TrackChecks {
     }
 
     static let addWhilePlaying = Check("subtitles.add-while-playing", "addSubtitle(url:) while playing adds subtitle:2, selects it and its cues follow") { context in
+        try await expectSubtitleAddedWhilePrepared(context, try context.fixture("tracks/cues.vtt"), what: "cues.vtt added while prepared")
+    }
+
+    /// film.mkv opened with `file` in `subtitleURLs`: the file is subtitle:2 after the embedded
+    /// ones, selected, and its cues come at their times.
+    static func expectOpeningSubtitle(_ context: CheckContext, _ file: URL, what: String) async throws {
+        let p = try context.player(url: try context.fixture("tracks/film.mkv"), retained: false) { $0.subtitleURLs = [file] }
+        defer { p.player.shutdown() }
+        try await p.prepare()
+        guard let external = p.player.tracks.last, external.id == "subtitle:2", external.isExternal else {
+            throw CheckFailure("\(what): the external track is not subtitle:2 after the embedded ones: \(describe(p.player.tracks))")
+        }
+        try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "with \(what) added")
+        try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: what)
+        p.player.shutdown()
+    }
+
+    /// `file` added with addSubtitle(url:) to film.mkv once prepared: subtitle:2 is listed,
+    /// selected, and its cues follow.
+    static func expectSubtitleAddedWhilePrepared(_ context: CheckContext, _ file: URL, what: String) async throws {
         let p = try context.player("tracks/film.mkv")
         try await p.prepare()
         let mark = p.mark
-        p.player.addSubtitle(url: try context.fixture("tracks/cues.vtt"))
+        p.player.addSubtitle(url: file)
         try await p.recorder.waitFor(".tracksChanged with subtitle:2", since: mark, timeout: 5) { event in
             if case .tracksChanged(let tracks) = event { return tracks.contains { $0.id == "subtitle:2" && $0.isExternal } }
             return false
         }
-        try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "after addSubtitle")
-        try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: "cues.vtt added while prepared")
+        try await expectSelected(p, ["video:0", "audio:0", "subtitle:2"], "after addSubtitle (\(what))")
+        try await expectCues(p, TrackFixtures.cues.map(\.text), delay: 0, what: what)
     }
 
     static let delay = Check("subtitles.delay", "subtitleDelay 0.4 s moves every cue event 0.4 s later (and the cue's times with it)") { context in
