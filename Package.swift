@@ -110,9 +110,15 @@ let package = Package(
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
             providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
+        // libcurl fetches for libVLC's loopback relay what libVLC's own http client cannot
+        // (any request header, the app's authorities, a trusted playlist's local files)
+        .systemLibrary(
+            name: "CCurl", path: "Adapters/VLC/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
+                           .target(name: "CCurl", condition: .when(traits: ["VLC"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
                            .target(name: "SubtitleOverlay", condition: .when(traits: ["VLC"])),

@@ -320,7 +320,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         var number = 0
         log.update { list in
             number = list.count + 1
-            list.append(Request(number: number, method: parsed.method, path: parsed.path, headers: parsed.headers,
+            list.append(Request(number: number, method: parsed.method, path: parsed.path, headers: parsed.headers.map { Header(name: $0.name, value: $0.value) },
                                 rangeStart: parsed.rangeStart, rangeEnd: parsed.rangeEnd, time: monotonicSeconds(),
                                 clientPort: clientPort))
         }
@@ -447,11 +447,8 @@ public final class LocalHTTPServer: @unchecked Sendable {
     /// (checked every 5 ms); false when the server stopped or the connection is gone.
     private func waitForRoom(_ limit: Int, clientPort: Int) -> Bool {
         while true {
-            let entries = SocketQueues.read()
-            let ours = entries.first { $0.local == port && $0.remote == clientPort }
-            let theirs = entries.first { $0.local == clientPort && $0.remote == port }
-            guard ours != nil || theirs != nil else { return true }  // /proc/net/tcp unreadable
-            if (ours?.sendQueue ?? 0) + (theirs?.receiveQueue ?? 0) <= limit { return true }
+            // Nil: /proc/net/tcp unreadable.
+            guard let held = SocketQueues.inFlight(localPort: port, peerPort: clientPort), held > limit else { return true }
             let stopping = condition.withLock { () -> Bool in
                 if !stopped { _ = condition.wait(until: monotonicSeconds() + 0.005) }
                 return stopped

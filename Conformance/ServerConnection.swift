@@ -128,96 +128,19 @@ final class ServerConnection {
 
 // MARK: - Reading a request head
 
-/// The request line and header lines of one HTTP request.
-struct HTTPRequestHead {
-    var method: String
-    var path: String
-    var headers: [LocalHTTPServer.Header] = []
-    var rangeStart: Int?
-    var rangeEnd: Int?
-    /// `Range: bytes=-N`: the last N bytes.
-    var suffixLength: Int?
-
+extension HTTPRequestHead {
     /// Reads up to the blank line after the headers (at most 64 KiB); nil when the client
     /// closed, timed out or sent no request line.
     init?(reading connection: ServerConnection) {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let terminator: [UInt8] = Array("\r\n\r\n".utf8)
-        while bytes.count < 64 * 1024 {
+        while bytes.count < HTTPRequestHead.maximumLength {
             let count = chunk.withUnsafeMutableBytes { connection.receive($0) }
             if count <= 0 { return nil }
-            let searchFrom = max(0, bytes.count - 3)
+            let searchFrom = bytes.count
             bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count >= 4, (searchFrom...(bytes.count - 4)).contains(where: { Array(bytes[$0..<$0 + 4]) == terminator }) {
-                break
-            }
+            if HTTPRequestHead.endOfHead(in: bytes, searchFrom: searchFrom) != nil { break }
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let head = text.components(separatedBy: "\r\n\r\n").first ?? text
-        let lines = head.components(separatedBy: "\r\n")
-        let first = lines.first?.split(separator: " ") ?? []
-        guard first.count >= 2 else { return nil }
-        method = String(first[0]).uppercased()
-        path = String(first[1])
-        if let query = path.firstIndex(of: "?") { path = String(path[..<query]) }
-        for line in lines.dropFirst() where !line.isEmpty {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = parts[0].trimmingBlanks()
-            let value = parts[1].trimmingBlanks()
-            headers.append(LocalHTTPServer.Header(name: name, value: value))
-            guard name.lowercased() == "range", value.hasPrefix("bytes=") else { continue }
-            let bounds = value.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            guard bounds.count == 2 else { continue }
-            if bounds[0].isEmpty, let suffix = Int(bounds[1]) {
-                suffixLength = suffix
-            } else {
-                rangeStart = Int(bounds[0]) ?? 0
-                rangeEnd = Int(bounds[1])
-            }
-        }
-    }
-}
-
-// MARK: - Socket queues
-
-/// The TCP sockets of this network namespace on 127.0.0.1 with their queues, from
-/// /proc/net/tcp.
-enum SocketQueues {
-    struct Entry {
-        var local: Int
-        var remote: Int
-        /// Bytes written and not yet acknowledged by the other end.
-        var sendQueue: Int
-        /// Bytes received and not yet read by the program.
-        var receiveQueue: Int
-    }
-
-    /// Every IPv4 socket between two loopback addresses; empty when the file cannot be read.
-    static func read() -> [Entry] {
-        // Read in a loop: /proc files report a size of 0.
-        let fd = open("/proc/net/tcp", O_RDONLY)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        var entries: [Entry] = []
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4 else { continue }
-            let local = fields[1].split(separator: ":"), remote = fields[2].split(separator: ":")
-            let queues = fields[4].split(separator: ":")
-            guard local.count == 2, remote.count == 2, queues.count == 2, local[0] == "0100007F", remote[0] == "0100007F",
-                  let localPort = Int(local[1], radix: 16), let remotePort = Int(remote[1], radix: 16),
-                  let send = Int(queues[0], radix: 16), let receive = Int(queues[1], radix: 16) else { continue }
-            entries.append(Entry(local: localPort, remote: remotePort, sendQueue: send, receiveQueue: receive))
-        }
-        return entries
+        self.init(parsing: bytes)
     }
 }

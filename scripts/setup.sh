@@ -19,6 +19,8 @@ packages=(
   libmpv-dev mpv
   # libVLC 3 and its player
   libvlc-dev vlc-plugin-base vlc-bin
+  # libcurl, for libVLC's relay (request headers libVLC 3 cannot send, the app's authorities)
+  libcurl4-openssl-dev
   # valgrind's memcheck, for scripts/check-memory.sh
   valgrind
   # xine-lib 1.2 for the adapter example (Examples/XineAdapter): headers, decoders, demuxers

@@ -15,14 +15,8 @@ extension PlaybackBackends {
     /// The checks the built-in backends are known to fail (see README, "Known limits").
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
-            backend: "vlc", check: "http.headers",
-            reason: "libVLC 3 sends only User-Agent and Referer (its http-user-agent and http-referrer options; its HLS client sends nothing else either) and has no option for other request headers, so Authorization and custom headers never reach the server; a media served through libvlc_media_new_callbacks could carry them for one progressive file, but not for HLS, whose segment URLs libVLC resolves against the media's own URL"),
-        KnownConformanceFailure(
             backend: "vlc", check: "http.hls-play-seek",
             reason: "as format.h264-aac-ts: libVLC 3 plays the MPEG-TS segments holding the first picture about a second after play(), then drops to where its clock got, and its time reports lag the picture by 0.3-0.7 s (paused seeks land on the right frames)"),
-        KnownConformanceFailure(
-            backend: "vlc", check: "http.local-reference-trusted",
-            reason: "libVLC 3's adaptive module reads local segments only for a local playlist (HTTPConnectionManager allows local connections when the playlist itself is local) and no option lifts it, so remoteMayReferenceLocalFiles cannot make it follow a remote playlist to a local file"),
         KnownConformanceFailure(
             backend: "gstreamer", check: "format.h264-aac-ts",
             reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),

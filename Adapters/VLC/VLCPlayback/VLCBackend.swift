@@ -6,8 +6,17 @@ import PlaybackKit
 /// The libVLC 3 backend: each player drives one `libvlc_media_player_t` of the process-wide
 /// libVLC instance.
 public struct VLCBackend: PlaybackBackend {
+    /// True when every http(s) source is read through the loopback relay (libcurl), not
+    /// only those that need it (request headers beyond User-Agent and Referer, or playlists
+    /// that may name local files): one http client and one set of authorities for all remote
+    /// media.
+    public let relaysEveryRemoteSource: Bool
+
     /// Makes the backend; libVLC itself is loaded when the first player is made.
-    public init() {}
+    /// `relaysEveryRemoteSource`: see the property.
+    public init(relaysEveryRemoteSource: Bool = false) {
+        self.relaysEveryRemoteSource = relaysEveryRemoteSource
+    }
 
     /// "vlc".
     public var name: String { "vlc" }
@@ -21,7 +30,7 @@ public struct VLCBackend: PlaybackBackend {
     /// A player for `url`; throws `backendUnavailable` when libVLC cannot start.
     public func makePlayer(url: URL, options: PlaybackOptions) throws -> any MediaPlayback {
         let instance = try VLCInstance.shared()
-        return EnginePlayer(engine: VLCEngine(instance: instance), url: url, options: options, label: "vlc")
+        return EnginePlayer(engine: VLCEngine(instance: instance, relaysEveryRemoteSource: relaysEveryRemoteSource), url: url, options: options, label: "vlc")
     }
 }
 #endif

@@ -22,6 +22,8 @@ import PlaybackKit
 final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     // @unchecked: `session` is touched only on `queue`; `frames` is thread-safe.
     private let instance: VLCInstance
+    /// Every http(s) source goes through the relay (`VLCBackend.relaysEveryRemoteSource`).
+    private let relaysEveryRemoteSource: Bool
     private let queue = DispatchQueue(label: "playback.vlc.engine")
     private let frames = VLCPictureStore()
     private var session: VLCSession?
@@ -29,8 +31,9 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     private let volumeReport = Locked<Float?>(nil)
 
     /// An engine playing through `instance`.
-    init(instance: VLCInstance) {
+    init(instance: VLCInstance, relaysEveryRemoteSource: Bool = false) {
         self.instance = instance
+        self.relaysEveryRemoteSource = relaysEveryRemoteSource
     }
 
     deinit {
@@ -43,8 +46,8 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
         queue.async { [self] in
             session?.close()
             frames.clear()
-            let session = VLCSession(instance: instance, queue: queue, frames: frames, source: source, options: options, sink: sink,
-                                     appliedVolume: volumeReport)
+            let session = VLCSession(instance: instance, queue: queue, frames: frames, source: source, options: options,
+                                     relaysEveryRemoteSource: relaysEveryRemoteSource, sink: sink, appliedVolume: volumeReport)
             self.session = session
             session.start()
         }

@@ -94,13 +94,14 @@ final class VLCMediaPlayer {
 
     /// Makes the media for `source` with `options` (":name=value" strings; `trustedOptions`
     /// are those libVLC applies to a media only when marked trusted) and a player for it.
-    init(instance: VLCInstance, source: MediaSource, mediaOptions: [String], trustedOptions: [String] = [],
+    /// `location`, when given, is where libVLC reads a remote source (its relay).
+    init(instance: VLCInstance, source: MediaSource, location: String? = nil, mediaOptions: [String], trustedOptions: [String] = [],
          forward: @escaping @Sendable (VLCEvent) -> Void) throws(PlaybackError) {
         let made: OpaquePointer?
         if source.isFile {
             made = libvlc_media_new_path(instance.handle, source.path)
         } else {
-            made = libvlc_media_new_location(instance.handle, source.url.absoluteString)
+            made = libvlc_media_new_location(instance.handle, location ?? source.url.absoluteString)
         }
         guard let media = made else {
             throw PlaybackError(code: .engine, message: "libvlc_media_new: could not make a media for \(source.url.absoluteString) (\(VLCLog.lastProblem() ?? "no message"))")

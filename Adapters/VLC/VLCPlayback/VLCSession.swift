@@ -100,6 +100,11 @@ final class VLCSession: @unchecked Sendable {
     let pictureTimes = VLCPictureTimes()
 
     var player: VLCMediaPlayer?
+    /// The loopback relay libVLC reads a remote source through, when it needs one
+    /// (`VLCHTTPRelay.isNeeded`); stopped when the session closes.
+    var relay: VLCHTTPRelay?
+    /// Every http(s) source goes through the relay (`VLCBackend.relaysEveryRemoteSource`).
+    let relaysEveryRemoteSource: Bool
     var video: VLCVideoCallbacks? {
         didSet { videoForEvents.set(video) }
     }
@@ -153,7 +158,8 @@ final class VLCSession: @unchecked Sendable {
     var outputKnowsPause = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
-         options: PlaybackOptions, sink: EngineSink, appliedVolume: Locked<Float?>) {
+         options: PlaybackOptions, relaysEveryRemoteSource: Bool = false, sink: EngineSink, appliedVolume: Locked<Float?>) {
+        self.relaysEveryRemoteSource = relaysEveryRemoteSource
         self.appliedVolume = appliedVolume
         self.instance = instance
         self.queue = queue
@@ -173,7 +179,8 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            made = try VLCMediaPlayer(instance: instance, source: source, mediaOptions: mediaOptions(),
+            if source.isHTTP && relaysEveryRemoteSource || VLCHTTPRelay.isNeeded(for: source, options: options) { relay = try VLCHTTPRelay(source: source, options: options) }
+            made = try VLCMediaPlayer(instance: instance, source: source, location: relay?.location, mediaOptions: mediaOptions(),
                                       trustedOptions: trustedMediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
                 // (no libVLC call); everything goes on to the queue.
@@ -204,11 +211,12 @@ final class VLCSession: @unchecked Sendable {
         // Seeks are always accurate: libVLC 3's fast seek picks the keyframe by decode time
         // and never says where it landed, so the position could not match the picture.
         var list = [":start-paused", ":no-input-fast-seek"]
-        for (name, value) in options.httpHeaders {
+        // Through the relay, libcurl sends every header the app gave.
+        for (name, value) in options.httpHeaders where relay == nil {
             switch name.lowercased() {
             case "user-agent": list.append(":http-user-agent=\(value)")
             case "referer", "referrer": list.append(":http-referrer=\(value)")
-            default: PlaybackLog.log(.warning, "vlc", "libVLC 3 cannot send the HTTP header \(name); it is left out")
+            default: break
             }
         }
         if let cap = options.maxBufferBytes, cap > 0 {
@@ -225,9 +233,10 @@ final class VLCSession: @unchecked Sendable {
     }
 
     /// Options libVLC takes for a media only when marked trusted: the app's authorities for
-    /// https, as a folder the gnutls module trusts besides the system's.
+    /// https, as a folder the gnutls module trusts besides the system's (the relay, when
+    /// there is one, verifies with them itself).
     private func trustedMediaOptions() throws(PlaybackError) -> [String] {
-        guard source.isHTTP, let authorities = options.tlsCertificateAuthorities else { return [] }
+        guard source.isHTTP, relay == nil, let authorities = options.tlsCertificateAuthorities else { return [] }
         return [":gnutls-dir-trust=\(try TLSTrust.folder(holding: authorities).path)"]
     }
 
@@ -435,6 +444,8 @@ final class VLCSession: @unchecked Sendable {
         timer = nil
         player?.release()
         player = nil
+        relay?.stop()
+        relay = nil
         video = nil
         appliedVolume.set(nil)
         windowPresenter?.stop()
@@ -446,7 +457,8 @@ final class VLCSession: @unchecked Sendable {
         token += 1
         timer?.cancel()
         timer = nil
-        sink.failed(localReferenceRefusal() ?? error)
+        relay?.stop()
+        sink.failed(relay?.refusal ?? localReferenceRefusal() ?? error)
     }
 
     /// The `.forbiddenURL` error when this remote source's playlist named a local file: libVLC
@@ -465,7 +477,9 @@ final class VLCSession: @unchecked Sendable {
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {
-        VLCLog.lastProblem().map { " (libVLC: \($0))" } ?? ""
+        var text = VLCLog.lastProblem().map { " (libVLC: \($0))" } ?? ""
+        if let failure = relay?.upstreamFailure { text += " (relayed request: \(failure))" }
+        return text
     }
 }
 #endif

@@ -1,0 +1,214 @@
+#if VLC
+import FoundationEssentials
+import Glibc
+import PlaybackKit
+import Synchronization
+
+/// A loopback HTTP server in front of one remote source, for what libVLC 3's own http client
+/// cannot do: it sends no request header but User-Agent and Referer (not an app's
+/// Authorization, not a custom header; its HLS client sends neither), and its adaptive module
+/// follows a playlist to a local file only when the playlist itself is local.
+///
+/// libVLC opens `location`, a URL on 127.0.0.1 under a random token; each request it makes
+/// there is fetched from the real server by libcurl (`VLCRelayTransfer`) with the app's
+/// headers and authorities, and passed back as it arrives: the status, the headers a player
+/// needs, the body, with the server's pace (the sockets on both sides are kept small, so
+/// what libVLC does not read is not fetched). Redirects go back to libVLC with their target
+/// relayed too; playlists (m3u8, m3u) go back with every URL in them relayed
+/// (`VLCRelayPlaylist`), so segments, keys and variants on any server come through here, and
+/// a local file a playlist names is served only when `PlaybackOptions.remoteMayReferenceLocalFiles`
+/// allows it (else the play ends in `.forbiddenURL`, from `refusal`).
+final class VLCHTTPRelay: Sendable {
+    /// The relay's address for the source, for libVLC.
+    let location: String
+    /// How relayed URLs are written and read back.
+    let addresses: VLCRelayAddresses
+    /// Which local references the source may make.
+    let policy: ReferencePolicy
+    /// What each upstream request carries.
+    let settings: VLCRelayTransfer.Settings
+    private let listener: Int32
+    private let stopped = Atomic<Bool>(false)
+    /// The connections being served, shut down by `stop()` (each thread closes its own).
+    private let connections = Locked<Set<Int32>>([])
+    private let failure = Locked<String?>(nil)
+    private let refused = Locked<PlaybackError?>(nil)
+
+    /// True when libVLC needs the relay for `source` with `options`: remote media with a
+    /// request header libVLC cannot send, or whose playlists may name local files.
+    static func isNeeded(for source: MediaSource, options: PlaybackOptions) -> Bool {
+        guard source.isHTTP else { return false }
+        if options.remoteMayReferenceLocalFiles { return true }
+        return options.httpHeaders.keys.contains { !nativeHeaders.contains($0.lowercased()) }
+    }
+
+    /// The request headers libVLC 3 sends itself (its http-user-agent and http-referrer).
+    static let nativeHeaders: Set<String> = ["user-agent", "referer", "referrer"]
+
+    /// Listens on 127.0.0.1 (a port the system picks) for libVLC's requests for `source`.
+    init(source: MediaSource, options: PlaybackOptions) throws(PlaybackError) {
+        policy = ReferencePolicy(source: source, options: options)
+        var authorities: String?
+        if let extra = options.tlsCertificateAuthorities { authorities = try TLSTrust.bundle(adding: extra).path }
+        settings = VLCRelayTransfer.Settings(
+            headers: options.httpHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            authorities: authorities, connectTimeout: max(1, options.openTimeout),
+            smallBuffers: options.maxBufferBytes != nil)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw Self.error("socket", errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) }
+        }
+        guard bound == 0, Glibc.listen(socket, 16) == 0 else {
+            let code = errno
+            Glibc.close(socket)
+            throw Self.error("bind", code)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        listener = socket
+        addresses = VLCRelayAddresses(port: Int(UInt16(bigEndian: address.sin_port)), token: Self.randomToken())
+        guard let relayed = addresses.relayed(source.url) else {
+            Glibc.close(socket)
+            throw PlaybackError(code: .invalidArgument, message: "open: \(source.url.absoluteString) cannot be relayed")
+        }
+        location = relayed
+        DetachedThread.start(name: "vlc-relay") { [self] in acceptLoop() }
+    }
+
+    /// Stops listening and ends every relayed transfer; returns at once (the threads end on
+    /// their own within a second).
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connections.withLock { open in
+            for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// True once `stop()` ran.
+    var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+    /// The first upstream failure (no connection, a certificate that does not verify, ...),
+    /// in libcurl's words, for the error the play ends with.
+    var upstreamFailure: String? { failure.get() }
+
+    /// The `.forbiddenURL` error when a playlist named a local file the policy refuses.
+    var refusal: PlaybackError? { refused.get() }
+
+    /// Notes an upstream failure (the first one is kept).
+    func noteFailure(_ message: String) {
+        failure.withLock { if $0 == nil { $0 = message } }
+        PlaybackLog.log(.debug, "vlc", "relay: \(message)")
+    }
+
+    /// Notes a refused reference (the first one is kept).
+    func noteRefusal(_ error: PlaybackError) {
+        refused.withLock { if $0 == nil { $0 = error } }
+    }
+
+    /// `reference` (a playlist's URL or a redirect's target) resolved against `base`, as
+    /// libVLC is to fetch it (see `VLCRelayPlaylist.relayed`).
+    func relayed(_ reference: String, base: URL) -> String {
+        VLCRelayPlaylist.relayed(reference, base: base, addresses: addresses, policy: policy) { noteRefusal($0) }
+    }
+
+    // MARK: - Connections
+
+    private func acceptLoop() {
+        while !isStopped {
+            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, 200) > 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            let admitted = connections.withLock { open -> Bool in
+                guard !isStopped else { return false }
+                open.insert(client)
+                return true
+            }
+            guard admitted else {
+                Glibc.close(client)
+                break
+            }
+            DetachedThread.start(name: "vlc-relay-conn") { [self] in
+                serve(client)
+                connections.withLock { _ = $0.remove(client) }
+                Glibc.close(client)
+            }
+        }
+        Glibc.close(listener)
+    }
+
+    private func serve(_ client: Int32) {
+        blockBrokenPipeSignals()
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A small send buffer: what libVLC has not read stays with the server.
+        var sendBuffer: Int32 = 64 * 1024
+        setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+        guard let request = readRequest(client) else { return }
+        let connection = VLCRelayConnection(fd: client, relay: self)
+        guard request.method == "GET" || request.method == "HEAD" else {
+            connection.sendHead(status: 405, headers: [])
+            return
+        }
+        switch addresses.destination(ofTarget: request.target) {
+        case .remote(let url)?:
+            VLCRelayTransfer(request: request, upstream: url, connection: connection, relay: self).run()
+        case .file(let path)?:
+            guard !policy.confinesToRemote else {
+                noteRefusal(policy.refusal(of: "file://" + path) ?? PlaybackError(code: .forbiddenURL, message: "open: \(path)"))
+                connection.sendHead(status: 403, headers: [])
+                return
+            }
+            connection.sendFile(path, request: request)
+        case .refused?:
+            connection.sendHead(status: 403, headers: [])
+        case nil:
+            connection.sendHead(status: 404, headers: [])
+        }
+    }
+
+    /// Reads the request head; nil when libVLC closed or sent none within the timeout.
+    private func readRequest(_ client: Int32) -> HTTPRequestHead? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < HTTPRequestHead.maximumLength {
+            let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            let searchFrom = bytes.count
+            bytes.append(contentsOf: chunk[0..<count])
+            if HTTPRequestHead.endOfHead(in: bytes, searchFrom: searchFrom) != nil { return HTTPRequestHead(parsing: bytes) }
+        }
+        return nil
+    }
+
+    /// SIGPIPE stays pending on this thread instead of ending the process when a write meets
+    /// a closed connection (libcurl's TLS writes use plain write()).
+    private func blockBrokenPipeSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let text = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }.joined()
+    }
+
+    private static func error(_ step: String, _ code: Int32) -> PlaybackError {
+        PlaybackError(code: .engine, message: "open: the relay for libVLC could not listen on 127.0.0.1 (\(step): \(String(cString: strerror(code))))")
+    }
+}
+#endif
