@@ -68,6 +68,15 @@ let package = Package(
             name: "MediaProbe",
             dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer", "MPV"]))]),
 
+        // MARK: - The loopback relay: libcurl fetches for an engine what its own http client
+        // cannot (any request header, the app's authorities, a trusted playlist's local files)
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(
+            name: "HTTPRelay",
+            dependencies: ["PlaybackKit", .target(name: "CCurl", condition: .when(traits: ["VLC", "GStreamer"]))]),
+
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
             name: "CGStreamer", path: "Adapters/GStreamer/CGStreamer",
@@ -79,6 +88,7 @@ let package = Package(
         .target(
             name: "GStreamerPlayback",
             dependencies: ["PlaybackKit", .target(name: "CGStreamer", condition: .when(traits: ["GStreamer"])),
+                           .target(name: "HTTPRelay", condition: .when(traits: ["GStreamer"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["GStreamer"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["GStreamer"])),
                            .target(name: "WindowPresentation", condition: .when(traits: ["GStreamer"]))],
@@ -110,15 +120,10 @@ let package = Package(
         .systemLibrary(
             name: "CVLC", path: "Adapters/VLC/CVLC", pkgConfig: "libvlc",
             providers: [.apt(["libvlc-dev", "vlc-plugin-base"])]),
-        // libcurl fetches for libVLC's loopback relay what libVLC's own http client cannot
-        // (any request header, the app's authorities, a trusted playlist's local files)
-        .systemLibrary(
-            name: "CCurl", path: "Adapters/VLC/CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "VLCPlayback",
             dependencies: ["PlaybackKit", .target(name: "CVLC", condition: .when(traits: ["VLC"])),
-                           .target(name: "CCurl", condition: .when(traits: ["VLC"])),
+                           .target(name: "HTTPRelay", condition: .when(traits: ["VLC"])),
                            .target(name: "PictureConversion", condition: .when(traits: ["VLC"])),
                            .target(name: "MediaProbe", condition: .when(traits: ["VLC"])),
                            .target(name: "SubtitleOverlay", condition: .when(traits: ["VLC"])),
@@ -174,7 +179,7 @@ let package = Package(
         .testTarget(name: "PictureConversionTests", dependencies: ["PlaybackKit", "PictureConversion", "SubtitleOverlay", "MediaProbe"]),
         .testTarget(
             name: "ConformanceTests",
-            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows"]),
+            dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows", "HTTPRelay"]),
         .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance", "X11Windows"]),
     ],
     swiftLanguageModes: [.v6]

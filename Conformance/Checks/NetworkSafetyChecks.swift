@@ -14,10 +14,15 @@ enum NetworkSafetyChecks {
         "X-PlaybackKit-Check": "on every request",
     ]
 
-    static let headers = Check("http.headers", "httpHeaders (User-Agent, Referer, Authorization, a custom header) reach the server on every request: an MP4 with its index at the end and a seek (Range requests), and HLS with a seek (playlist and segments)", timeout: 45) { context in
+    static let headers = Check("http.headers", "httpHeaders (User-Agent, Referer, Authorization, a custom header) reach the server on every request: an MP4 with its index at the end and a seek (Range requests), and HLS through a master playlist with a seek (both playlists and the segments)", timeout: 45) { context in
         _ = try context.fixture("hls/index.m3u8")
         let server = try context.httpServer()
-        for path in [NetworkMedia.media, NetworkMedia.hls] {
+        // HLS through a master playlist: the variant playlist is fetched on the engine's
+        // behalf too.
+        let master = "/hls/master.m3u8"
+        server.route(master, .content(.init(Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x240\nindex.m3u8\n".utf8),
+                                            contentType: "application/vnd.apple.mpegurl")))
+        for path in [NetworkMedia.media, master] {
             let p = try context.player(url: server.url(path)) { $0.httpHeaders = appHeaders }
             try await p.prepare()
             try await p.play()
@@ -29,6 +34,7 @@ enum NetworkSafetyChecks {
         let requests = server.requests
         let media = requests.filter { $0.path == NetworkMedia.media }
         let segments = Set(requests.filter { $0.path.hasPrefix("/hls/segment") }.map(\.path))
+        try expect(requests.contains { $0.path == NetworkMedia.hls }, "HLS: the variant playlist \(NetworkMedia.hls) was never requested: \(NetworkChecks.describeRequests(server))")
         try expect(media.count >= 2, "the MP4 was read in \(media.count) request(s), expected Range requests too: \(NetworkChecks.describeRequests(server))")
         try expect(segments.count >= 2, "HLS: \(segments.count) segment(s) requested, expected the first ones and those after the seek: \(NetworkChecks.describeRequests(server))")
         var problems: [String] = []

@@ -8,12 +8,17 @@ final class GStreamerEngine: PlaybackEngine, Sendable {
     /// The open session; Locked because thumbnail() comes from any thread.
     private let session = Locked<GStreamerSession?>(nil)
 
-    init() {}
+    /// Every http(s) source goes through the relay (`GStreamerBackend.relaysEveryRemoteSource`).
+    private let relaysEveryRemoteSource: Bool
+
+    init(relaysEveryRemoteSource: Bool = false) {
+        self.relaysEveryRemoteSource = relaysEveryRemoteSource
+    }
 
     deinit { close() }
 
     func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
-        let next = GStreamerSession(source: source, options: options, sink: sink)
+        let next = GStreamerSession(source: source, options: options, relaysEveryRemoteSource: relaysEveryRemoteSource, sink: sink)
         let previous = session.withLock { current -> GStreamerSession? in
             defer { current = next }
             return current

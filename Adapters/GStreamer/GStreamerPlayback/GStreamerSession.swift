@@ -1,5 +1,6 @@
 #if GStreamer
 import FoundationEssentials
+import HTTPRelay
 import MediaProbe
 import PictureConversion
 import PlaybackKit
@@ -25,6 +26,13 @@ final class GStreamerSession: @unchecked Sendable {
     let yuvConverter = YUVFrameConverter()
     /// The pipeline for other threads (pause, thumbnails); the loop thread uses `pipeline`.
     let sharedPipeline = Locked<GStreamerPipeline?>(nil)
+    /// The loopback relay playbin reads a remote source through when the app gave request
+    /// headers: hlsdemux fetches variant playlists and keys with a downloader of its own that
+    /// sends none of them (and every source when `relaysEveryRemoteSource`). Stopped by
+    /// `close()`, from any thread.
+    let relay = Locked<HTTPRelay?>(nil)
+    /// Every http(s) source goes through the relay (`GStreamerBackend.relaysEveryRemoteSource`).
+    let relaysEveryRemoteSource: Bool
 
     // MARK: - Loop-thread state
 
@@ -86,7 +94,8 @@ final class GStreamerSession: @unchecked Sendable {
     /// How long `pause()` waits for the sinks to settle at most.
     static let pauseSettleTimeout: TimeInterval = 0.1
 
-    init(source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
+    init(source: MediaSource, options: PlaybackOptions, relaysEveryRemoteSource: Bool = false, sink: EngineSink) {
+        self.relaysEveryRemoteSource = relaysEveryRemoteSource
         self.source = source
         self.options = options
         self.sink = sink
@@ -155,7 +164,10 @@ final class GStreamerSession: @unchecked Sendable {
     var appliedVolume: Float? { sharedPipeline.get()?.volume().map { Float($0) } }
 
     /// Ends the loop; the pipeline is then set to NULL and released on the loop thread.
-    func close() { loop.stop() }
+    func close() {
+        relay.get()?.stop()
+        loop.stop()
+    }
 
     /// The picture shown now at natural size, from the video sink's last sample. Any thread.
     func thumbnail() -> VideoFrame? {
@@ -180,8 +192,14 @@ final class GStreamerSession: @unchecked Sendable {
         prepareMediaModel()
         let made: GStreamerPipeline
         do {
+            var uri = source.url.absoluteString
+            if source.isHTTP, relaysEveryRemoteSource || !options.httpHeaders.isEmpty {
+                let started = try HTTPRelay(source: source, options: options)
+                relay.set(started)
+                uri = started.location
+            }
             made = try GStreamerPipeline(
-                uri: source.url.absoluteString, options: options, sourceIsRemote: source.isHTTP,
+                uri: uri, options: options, sourceIsRemote: source.isHTTP,
                 policy: ReferencePolicy(source: source, options: options), loopContext: context,
                 onMessage: { [weak self] message in self?.handle(message) },
                 onVideoCapsChanged: { [weak self] in
@@ -434,7 +452,15 @@ final class GStreamerSession: @unchecked Sendable {
         stopDemuxerCheck()
         failureCheck?.cancel()
         failureCheck = nil
-        sink.failed(error)
+        let relayed = relay.get()
+        relayed?.stop()
+        if let refusal = relayed?.refusal {
+            sink.failed(refusal)
+        } else if let failure = relayed?.upstreamFailure {
+            sink.failed(PlaybackError(code: error.code, message: "\(error.message) (relayed request: \(failure))"))
+        } else {
+            sink.failed(error)
+        }
     }
 
     // MARK: - Teardown

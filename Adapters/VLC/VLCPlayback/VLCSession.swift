@@ -2,6 +2,7 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import HTTPRelay
 import MediaProbe
 import PlaybackKit
 import SubtitleOverlay
@@ -101,8 +102,8 @@ final class VLCSession: @unchecked Sendable {
 
     var player: VLCMediaPlayer?
     /// The loopback relay libVLC reads a remote source through, when it needs one
-    /// (`VLCHTTPRelay.isNeeded`); stopped when the session closes.
-    var relay: VLCHTTPRelay?
+    /// (`needsRelay`); stopped when the session closes.
+    var relay: HTTPRelay?
     /// Every http(s) source goes through the relay (`VLCBackend.relaysEveryRemoteSource`).
     let relaysEveryRemoteSource: Bool
     var video: VLCVideoCallbacks? {
@@ -179,7 +180,7 @@ final class VLCSession: @unchecked Sendable {
         VLCLog.clearProblem()
         let made: VLCMediaPlayer
         do {
-            if source.isHTTP && relaysEveryRemoteSource || VLCHTTPRelay.isNeeded(for: source, options: options) { relay = try VLCHTTPRelay(source: source, options: options) }
+            if source.isHTTP && relaysEveryRemoteSource || needsRelay { relay = try HTTPRelay(source: source, options: options) }
             made = try VLCMediaPlayer(instance: instance, source: source, location: relay?.location, mediaOptions: mediaOptions(),
                                       trustedOptions: trustedMediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
@@ -230,6 +231,15 @@ final class VLCSession: @unchecked Sendable {
         }
         if let encoding = subtitleEncodingOption() { list.append(encoding) }
         return list
+    }
+
+    /// True when libVLC needs the relay for this source: remote media with a request header
+    /// libVLC cannot send (it sends User-Agent and Referer itself), or whose playlists may
+    /// name local files.
+    private var needsRelay: Bool {
+        guard source.isHTTP else { return false }
+        if options.remoteMayReferenceLocalFiles { return true }
+        return options.httpHeaders.keys.contains { !["user-agent", "referer", "referrer"].contains($0.lowercased()) }
     }
 
     /// Options libVLC takes for a media only when marked trusted: the app's authorities for

@@ -1,17 +1,17 @@
-#if VLC
+#if canImport(CCurl)
 import FoundationEssentials
 import PlaybackKit
 
 // MARK: - Relayed URLs
 
-/// How `VLCHTTPRelay` writes a URL for libVLC and reads it back. A remote URL keeps its
+/// How `HTTPRelay` writes a URL for the engine and reads it back. A remote URL keeps its
 /// scheme, authority, path and query as path segments under the token
 /// (`http://127.0.0.1:PORT/TOKEN/https/example.com:8443/videos/a.m3u8?key=1`), so that a
-/// reference libVLC resolves relative to it (`b.ts`, `../c/d.ts`) lands on the relay with the
+/// reference the engine resolves relative to it (`b.ts`, `../c/d.ts`) lands on the relay with the
 /// same meaning; a local file is `/TOKEN/file/PATH`.
-struct VLCRelayAddresses: Sendable, Equatable {
+package struct RelayAddresses: Sendable, Equatable {
     /// Where a relayed request goes.
-    enum Destination: Equatable {
+    package enum Destination: Equatable {
         /// An http(s) URL.
         case remote(String)
         /// A local file's path.
@@ -21,22 +21,28 @@ struct VLCRelayAddresses: Sendable, Equatable {
     }
 
     /// The relay's port on 127.0.0.1.
-    let port: Int
-    /// The secret first path segment: only libVLC learns it, so that no other program on the
+    package let port: Int
+    /// The secret first path segment: only the engine learns it, so that no other program on the
     /// machine can make the relay fetch with the app's headers.
-    let token: String
+    package let token: String
+
+    /// Addresses under `token` on the relay's `port`.
+    package init(port: Int, token: String) {
+        self.port = port
+        self.token = token
+    }
 
     /// The start of every relayed URL.
-    var prefix: String { "http://127.0.0.1:\(port)/\(token)" }
+    package var prefix: String { "http://127.0.0.1:\(port)/\(token)" }
 
     /// Where a refused reference is sent.
-    var refusedLocation: String { prefix + "/refused" }
+    package var refusedLocation: String { prefix + "/refused" }
 
     /// The relayed form of `url` (http, https or file), or nil for another scheme.
-    func relayed(_ url: URL) -> String? { relayed(absolute: url.absoluteString) }
+    package func relayed(_ url: URL) -> String? { relayed(absolute: url.absoluteString) }
 
     /// The relayed form of an absolute URL written as text, or nil for another scheme.
-    func relayed(absolute text: String) -> String? {
+    package func relayed(absolute text: String) -> String? {
         guard let separator = text.firstRange(of: "://") else { return nil }
         let scheme = text[..<separator.lowerBound].lowercased()
         var rest = Substring(text[separator.upperBound...])
@@ -57,9 +63,9 @@ struct VLCRelayAddresses: Sendable, Equatable {
         }
     }
 
-    /// Where the request target `target` (path and query, as libVLC sent it) goes, or nil when
+    /// Where the request target `target` (path and query, as the engine sent it) goes, or nil when
     /// it is not one of this relay's URLs.
-    func destination(ofTarget target: String) -> Destination? {
+    package func destination(ofTarget target: String) -> Destination? {
         let start = "/\(token)/"
         guard target.hasPrefix(start) else { return nil }
         let rest = target.dropFirst(start.count)
@@ -131,17 +137,17 @@ struct VLCRelayAddresses: Sendable, Equatable {
 
 // MARK: - Playlists
 
-/// Rewrites a playlist (HLS m3u8, or a plain m3u) that the relay passes to libVLC: every URL
+/// Rewrites a playlist (HLS m3u8, or a plain m3u) that the relay passes to the engine: every URL
 /// in it, resolved against where the playlist came from, is written as a relayed URL, so
-/// that libVLC fetches segments, keys, variants and renditions through the relay too; a
+/// that the engine fetches segments, keys, variants and renditions through the relay too; a
 /// local reference the policy refuses is written as the refused address, and reported.
-enum VLCRelayPlaylist {
+package enum RelayPlaylist {
     /// The most a playlist may hold; a larger body is not a playlist the relay rewrites.
     static let maximumSize = 16 * 1024 * 1024
 
     /// True when a response is a playlist: an mpegurl content type, or an `.m3u8` / `.m3u`
     /// path when the server names no type.
-    static func isPlaylist(contentType: String?, url: String) -> Bool {
+    package static func isPlaylist(contentType: String?, url: String) -> Bool {
         if let type = contentType?.lowercased(), type.contains("mpegurl") { return true }
         var path = Substring(url)
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
@@ -151,10 +157,10 @@ enum VLCRelayPlaylist {
         return typeless && (lowered.hasSuffix(".m3u8") || lowered.hasSuffix(".m3u"))
     }
 
-    /// `reference` (from a playlist or a redirect), resolved against `base`, as libVLC gets
+    /// `reference` (from a playlist or a redirect), resolved against `base`, as the engine gets
     /// it: an http(s) URL relayed; a local file relayed when `policy` allows it, else the
     /// refused address (and `refused` told why); anything else as it is.
-    static func relayed(_ reference: String, base: URL, addresses: VLCRelayAddresses, policy: ReferencePolicy,
+    package static func relayed(_ reference: String, base: URL, addresses: RelayAddresses, policy: ReferencePolicy,
                         refused: (PlaybackError) -> Void) -> String {
         guard let resolved = URL(string: reference, relativeTo: base)?.absoluteURL else { return reference }
         let absolute = resolved.absoluteString
@@ -167,7 +173,7 @@ enum VLCRelayPlaylist {
     }
 
     /// `text` with each URL line and each `URI="..."` attribute passed through `relay`.
-    static func rewrite(_ text: String, relayingEach relay: (String) -> String) -> String {
+    package static func rewrite(_ text: String, relayingEach relay: (String) -> String) -> String {
         var lines: [String] = []
         // Split by scalars: a String takes "\r\n" for one character.
         for rawLine in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {

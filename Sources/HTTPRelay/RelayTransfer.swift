@@ -1,32 +1,32 @@
-#if VLC
+#if canImport(CCurl)
 import CCurl
 import FoundationEssentials
 import Glibc
 import PlaybackKit
 
-// MARK: - The connection from libVLC
+// MARK: - The connection from the engine
 
-/// libVLC's end of one relayed request: what the relay writes back to it. Used by the
+/// the engine's end of one relayed request: what the relay writes back to it. Used by the
 /// request's own thread alone.
-final class VLCRelayConnection {
+final class RelayConnection {
     let fd: Int32
-    let relay: VLCHTTPRelay
+    let relay: HTTPRelay
     /// True once the status line and headers went out.
     private(set) var headSent = false
-    /// True once a write found libVLC gone.
+    /// True once a write found the engine gone.
     private(set) var peerGone = false
-    /// libVLC's port, for its receive queue (`SocketQueues`) when the relay keeps what sits in
+    /// the engine's port, for its receive queue (`SocketQueues`) when the relay keeps what sits in
     /// the kernel small; nil otherwise.
     private let peerPort: Int?
     /// Bytes sent since the kernel's queues were last looked at.
     private var sentSinceCheck = 0
 
-    /// The most the kernel may hold between the relay and libVLC (both sockets' queues) when
-    /// the app capped the read-ahead: without it, libVLC's receive buffer, which the kernel
-    /// grows to megabytes on loopback, would hold what the cap keeps out of libVLC.
+    /// The most the kernel may hold between the relay and the engine (both sockets' queues) when
+    /// the app capped the read-ahead: without it, the engine's receive buffer, which the kernel
+    /// grows to megabytes on loopback, would hold what the cap keeps out of the engine.
     static let inFlightLimit = 64 * 1024
 
-    init(fd: Int32, relay: VLCHTTPRelay) {
+    init(fd: Int32, relay: HTTPRelay) {
         self.fd = fd
         self.relay = relay
         var address = sockaddr_in()
@@ -53,7 +53,7 @@ final class VLCRelayConnection {
         _ = bytes.withUnsafeBytes { send($0) }
     }
 
-    /// Sends all of `bytes`, waiting while libVLC's socket is full; false when libVLC is gone
+    /// Sends all of `bytes`, waiting while the engine's socket is full; false when the engine is gone
     /// or the relay stopped.
     func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard waitForRoom() else { return false }
@@ -73,8 +73,8 @@ final class VLCRelayConnection {
     }
 
     /// With a read-ahead cap, waits (looking every 10 ms; the kernel tells no event for it)
-    /// until at most `inFlightLimit` bytes sit between the relay and libVLC; false when
-    /// libVLC hung up or the relay stopped meanwhile.
+    /// until at most `inFlightLimit` bytes sit between the relay and the engine; false when
+    /// the engine hung up or the relay stopped meanwhile.
     private func waitForRoom() -> Bool {
         guard let peerPort, sentSinceCheck >= Self.inFlightLimit / 4 else { return true }
         sentSinceCheck = 0
@@ -89,7 +89,7 @@ final class VLCRelayConnection {
         return true
     }
 
-    /// True when libVLC closed its end (it sends nothing after its request, so anything
+    /// True when the engine closed its end (it sends nothing after its request, so anything
     /// readable is the end).
     var isClosedByPeer: Bool {
         var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -158,12 +158,12 @@ final class VLCRelayConnection {
 
 // MARK: - One upstream request
 
-/// One request libVLC made of the relay, fetched from the real server with libcurl and passed
+/// One request the engine made of the relay, fetched from the real server with libcurl and passed
 /// back as it arrives (a playlist whole, rewritten). Runs on the request's own thread.
-final class VLCRelayTransfer {
+final class RelayTransfer {
     /// What every upstream request of one relay carries.
     struct Settings: Sendable {
-        /// The app's request headers (they replace libVLC's own of the same name).
+        /// The app's request headers (they replace the engine's own of the same name).
         var headers: [(name: String, value: String)]
         /// A PEM file of the authorities to trust (the system's and the app's), or nil for
         /// the system's.
@@ -174,10 +174,10 @@ final class VLCRelayTransfer {
         var smallBuffers: Bool
     }
 
-    /// libVLC's request headers that describe its own connection, not the resource.
+    /// the engine's request headers that describe its own connection, not the resource.
     private static let hopByHop: Set<String> = ["host", "connection", "keep-alive", "te", "trailer", "transfer-encoding",
                                                 "upgrade", "proxy-authorization", "proxy-connection"]
-    /// The response headers passed back to libVLC (and those starting with `icy-`).
+    /// The response headers passed back to the engine (and those starting with `icy-`).
     private static let passedBack: Set<String> = ["content-type", "content-length", "content-range", "accept-ranges",
                                                   "last-modified", "etag", "content-encoding", "content-disposition",
                                                   "cache-control", "expires", "date", "location"]
@@ -186,15 +186,15 @@ final class VLCRelayTransfer {
 
     private let request: HTTPRequestHead
     private let upstream: String
-    private let connection: VLCRelayConnection
-    private let relay: VLCHTTPRelay
+    private let connection: RelayConnection
+    private let relay: HTTPRelay
     private var status = 0
     private var responseHeaders: [(name: String, value: String)] = []
     private var mode = Mode.undecided
     private var playlist: [UInt8] = []
     private var tooLarge = false
 
-    init(request: HTTPRequestHead, upstream: String, connection: VLCRelayConnection, relay: VLCHTTPRelay) {
+    init(request: HTTPRequestHead, upstream: String, connection: RelayConnection, relay: HTTPRelay) {
         self.request = request
         self.upstream = upstream
         self.connection = connection
@@ -232,19 +232,19 @@ final class VLCRelayTransfer {
             _ = pk_curl_cap_receive_buffer(handle, 64 * 1024)
         }
         _ = pk_curl_set_data_function(handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
-            let transfer = Unmanaged<VLCRelayTransfer>.fromOpaque(context!).takeUnretainedValue()
+            let transfer = Unmanaged<RelayTransfer>.fromOpaque(context!).takeUnretainedValue()
             transfer.received(headerLine: UnsafeRawBufferPointer(start: buffer, count: size * count))
             return size * count
         }
         _ = pk_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
         _ = pk_curl_set_data_function(handle, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
-            let transfer = Unmanaged<VLCRelayTransfer>.fromOpaque(context!).takeUnretainedValue()
+            let transfer = Unmanaged<RelayTransfer>.fromOpaque(context!).takeUnretainedValue()
             return transfer.received(body: UnsafeRawBufferPointer(start: buffer, count: size * count)) ? size * count : 0
         }
         _ = pk_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
         _ = pk_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
         _ = pk_curl_set_progress_function(handle) { context, _, _, _, _ in
-            let transfer = Unmanaged<VLCRelayTransfer>.fromOpaque(context!).takeUnretainedValue()
+            let transfer = Unmanaged<RelayTransfer>.fromOpaque(context!).takeUnretainedValue()
             return transfer.shouldAbandon ? 1 : 0
         }
         _ = pk_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
@@ -256,7 +256,7 @@ final class VLCRelayTransfer {
 
     // MARK: - Headers
 
-    /// libVLC's request headers but those about its connection, with the app's in place of
+    /// the engine's request headers but those about its connection, with the app's in place of
     /// any of the same name.
     private func requestHeaders() -> [(name: String, value: String)] {
         let appNames = Set(relay.settings.headers.map { $0.name.lowercased() })
@@ -285,7 +285,7 @@ final class VLCRelayTransfer {
         responseHeaders.first { $0.name.lowercased() == name }?.value
     }
 
-    /// The response headers libVLC gets: those that describe the resource, a redirect's
+    /// The response headers the engine gets: those that describe the resource, a redirect's
     /// target relayed, and `length` in place of the server's length and range when given.
     private func headersPassedBack(length: Int? = nil) -> [(name: String, value: String)] {
         var headers: [(name: String, value: String)] = []
@@ -309,16 +309,16 @@ final class VLCRelayTransfer {
     /// Passes `bytes` of the body on (or keeps them, for a playlist); false to abandon.
     private func received(body bytes: UnsafeRawBufferPointer) -> Bool {
         if mode == .undecided {
-            // libVLC asks for `Range: bytes=0-`; a playlist's answer from its first byte is
+            // the engine asks for `Range: bytes=0-`; a playlist's answer from its first byte is
             // rewritten whole, and goes back as a 200.
             let fromStart = status == 200 || (status == 206 && responseHeader("content-range")?.hasPrefix("bytes 0-") == true)
             let isPlaylist = fromStart && request.method == "GET"
-                && VLCRelayPlaylist.isPlaylist(contentType: responseHeader("content-type"), url: upstream)
+                && RelayPlaylist.isPlaylist(contentType: responseHeader("content-type"), url: upstream)
             mode = isPlaylist ? .playlist : .passThrough
         }
         switch mode {
         case .playlist:
-            guard playlist.count + bytes.count <= VLCRelayPlaylist.maximumSize else {
+            guard playlist.count + bytes.count <= RelayPlaylist.maximumSize else {
                 tooLarge = true
                 return false
             }
@@ -330,7 +330,7 @@ final class VLCRelayTransfer {
         }
     }
 
-    /// Abandons the transfer once the relay stopped or libVLC hung up (checked while data
+    /// Abandons the transfer once the relay stopped or the engine hung up (checked while data
     /// moves, and about once a second while it does not).
     private var shouldAbandon: Bool { relay.isStopped || connection.peerGone || connection.isClosedByPeer }
 
@@ -344,16 +344,16 @@ final class VLCRelayTransfer {
             return
         }
         if relay.isStopped || connection.peerGone { return }
-        let reason = tooLarge ? "the playlist is over \(VLCRelayPlaylist.maximumSize / (1024 * 1024)) MiB"
+        let reason = tooLarge ? "the playlist is over \(RelayPlaylist.maximumSize / (1024 * 1024)) MiB"
             : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
         relay.noteFailure("\(upstream): \(reason)")
-        // Once the head is out, closing early is the dropped connection libVLC would have met.
+        // Once the head is out, closing early is the dropped connection the engine would have met.
         connection.sendHead(status: 502, headers: [])
     }
 
     private func sendPlaylist() {
         guard let base = URL(string: upstream) else { return }
-        let text = VLCRelayPlaylist.rewrite(String(decoding: playlist, as: UTF8.self)) { relay.relayed($0, base: base) }
+        let text = RelayPlaylist.rewrite(String(decoding: playlist, as: UTF8.self)) { relay.relayed($0, base: base) }
         let bytes = Array(text.utf8)
         connection.sendHead(status: 200, headers: headersPassedBack(length: bytes.count))
         _ = bytes.withUnsafeBytes { connection.send($0) }

@@ -1,15 +1,21 @@
-#if VLC
+#if canImport(CCurl)
 import Foundation
+import HTTPRelay
 import PlaybackBackends
 import PlaybackConformance
 import PlaybackKit
 import Testing
-@testable import VLCPlayback
+#if GStreamer
+import GStreamerPlayback
+#endif
+#if VLC
+import VLCPlayback
+#endif
 
 // MARK: - Relayed URLs and playlists
 
-@Suite struct VLCRelayAddressTests {
-    let addresses = VLCRelayAddresses(port: 40123, token: "0123456789abcdef0123456789abcdef")
+@Suite struct RelayAddressTests {
+    let addresses = RelayAddresses(port: 40123, token: "0123456789abcdef0123456789abcdef")
 
     /// The request target libVLC sends for a relayed URL (the part after the authority).
     private func target(of relayed: String) -> String {
@@ -65,12 +71,12 @@ import Testing
 
     @Test("a playlist is told by its type, or by its name when the server gives no useful type")
     func playlistDetection() {
-        #expect(VLCRelayPlaylist.isPlaylist(contentType: "application/vnd.apple.mpegurl", url: "http://e.com/x"))
-        #expect(VLCRelayPlaylist.isPlaylist(contentType: "audio/x-mpegURL; charset=utf-8", url: "http://e.com/x"))
-        #expect(VLCRelayPlaylist.isPlaylist(contentType: nil, url: "http://e.com/a/index.M3U8?token=1"))
-        #expect(VLCRelayPlaylist.isPlaylist(contentType: "application/octet-stream", url: "http://e.com/list.m3u"))
-        #expect(!VLCRelayPlaylist.isPlaylist(contentType: "video/mp2t", url: "http://e.com/index.m3u8"))
-        #expect(!VLCRelayPlaylist.isPlaylist(contentType: nil, url: "http://e.com/seg.ts"))
+        #expect(RelayPlaylist.isPlaylist(contentType: "application/vnd.apple.mpegurl", url: "http://e.com/x"))
+        #expect(RelayPlaylist.isPlaylist(contentType: "audio/x-mpegURL; charset=utf-8", url: "http://e.com/x"))
+        #expect(RelayPlaylist.isPlaylist(contentType: nil, url: "http://e.com/a/index.M3U8?token=1"))
+        #expect(RelayPlaylist.isPlaylist(contentType: "application/octet-stream", url: "http://e.com/list.m3u"))
+        #expect(!RelayPlaylist.isPlaylist(contentType: "video/mp2t", url: "http://e.com/index.m3u8"))
+        #expect(!RelayPlaylist.isPlaylist(contentType: nil, url: "http://e.com/seg.ts"))
     }
 
     /// `playlist` rewritten as the relay would for `base`, and the refusals it reported.
@@ -80,8 +86,8 @@ import Testing
         let policy = ReferencePolicy(source: MediaSource(try #require(URL(string: base))), options: options)
         let baseURL = try #require(URL(string: base))
         var refusals: [PlaybackError] = []
-        let text = VLCRelayPlaylist.rewrite(playlist) {
-            VLCRelayPlaylist.relayed($0, base: baseURL, addresses: addresses, policy: policy) { refusals.append($0) }
+        let text = RelayPlaylist.rewrite(playlist) {
+            RelayPlaylist.relayed($0, base: baseURL, addresses: addresses, policy: policy) { refusals.append($0) }
         }
         return (text, refusals)
     }
@@ -129,27 +135,40 @@ import Testing
 // MARK: - The network checks through the relay
 
 extension ConformanceRuns {
-    /// libVLC reads a source through the relay only when it must (headers it cannot send, a
-    /// trusted playlist); with every remote source relayed, the whole network family must
-    /// hold as it does without.
-    @Suite struct VLCRelayedNetworkTests {
-        @Test("the http family passes with every remote source relayed")
-        func httpFamilyRelayed() async throws {
+    /// libVLC and GStreamer read a source through the relay only when they must (headers
+    /// their own clients cannot send, a trusted playlist); with every remote source relayed,
+    /// the whole network family must hold as it does without.
+    @Suite struct RelayedNetworkTests {
+        /// The backends that can relay every remote source, by name.
+        static var relayingBackends: [(String, any PlaybackBackend)] {
+            var list: [(String, any PlaybackBackend)] = []
+            #if GStreamer
+            list.append(("gstreamer", GStreamerBackend(relaysEveryRemoteSource: true)))
+            #endif
+            #if VLC
+            list.append(("vlc", VLCBackend(relaysEveryRemoteSource: true)))
+            #endif
+            return list
+        }
+
+        @Test("the http family passes with every remote source relayed", arguments: relayingBackends.map(\.0))
+        func httpFamilyRelayed(backend name: String) async throws {
             let fixtures = try TestFixtures.ensure()
-            let suite = ConformanceSuite(backend: VLCBackend(relaysEveryRemoteSource: true), fixtures: fixtures)
+            let backend = try #require(Self.relayingBackends.first { $0.0 == name }?.1)
+            let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
             let report = await suite.run(only: ["http"]) { progress in
                 guard case .finished(let result) = progress else { return }
                 let reason = result.outcome.reason.map { " — \($0)" } ?? ""
-                FileHandle.standardError.write(Data("[vlc relayed] \(result.name): \(result.outcome.status)\(reason)\n".utf8))
+                FileHandle.standardError.write(Data("[\(name) relayed] \(result.name): \(result.outcome.status)\(reason)\n".utf8))
             }
             #expect(report.results.count == ConformanceSuite.checkNames.filter { $0.hasPrefix("http.") }.count)
             #expect(report.skips.isEmpty)
             for result in report.results {
                 guard case .fail(let reason) = result.outcome else { continue }
-                if let known = PlaybackBackends.knownFailure(backend: "vlc", check: result.name) {
-                    withKnownIssue("vlc \(result.name): \(known)") { Issue.record("relayed: \(reason)") }
+                if let known = PlaybackBackends.knownFailure(backend: name, check: result.name) {
+                    withKnownIssue("\(name) \(result.name): \(known)") { Issue.record("relayed: \(reason)") }
                 } else {
-                    Issue.record("vlc relayed failed \(result.name): \(reason)")
+                    Issue.record("\(name) relayed failed \(result.name): \(reason)")
                 }
             }
         }

@@ -1,32 +1,33 @@
-#if VLC
+#if canImport(CCurl)
 import FoundationEssentials
 import Glibc
 import PlaybackKit
 import Synchronization
 
-/// A loopback HTTP server in front of one remote source, for what libVLC 3's own http client
-/// cannot do: it sends no request header but User-Agent and Referer (not an app's
-/// Authorization, not a custom header; its HLS client sends neither), and its adaptive module
-/// follows a playlist to a local file only when the playlist itself is local.
+/// A loopback HTTP server in front of one remote source, for engines whose own http client
+/// cannot do what the app asks: libVLC 3 sends no request header but User-Agent and Referer
+/// and follows a playlist to a local file only when the playlist itself is local; GStreamer's
+/// HLS demuxer fetches variant playlists and keys with a downloader of its own that sends none
+/// of the app's headers.
 ///
-/// libVLC opens `location`, a URL on 127.0.0.1 under a random token; each request it makes
-/// there is fetched from the real server by libcurl (`VLCRelayTransfer`) with the app's
+/// The engine opens `location`, a URL on 127.0.0.1 under a random token; each request it
+/// makes there is fetched from the real server by libcurl (`RelayTransfer`) with the app's
 /// headers and authorities, and passed back as it arrives: the status, the headers a player
-/// needs, the body, with the server's pace (the sockets on both sides are kept small, so
-/// what libVLC does not read is not fetched). Redirects go back to libVLC with their target
-/// relayed too; playlists (m3u8, m3u) go back with every URL in them relayed
-/// (`VLCRelayPlaylist`), so segments, keys and variants on any server come through here, and
-/// a local file a playlist names is served only when `PlaybackOptions.remoteMayReferenceLocalFiles`
+/// needs, the body, at the engine's pace (with a read-ahead cap the sockets on both sides are
+/// kept small, so what the engine does not read is not fetched). Redirects go back with their
+/// target relayed too; playlists (m3u8, m3u) go back with every URL in them relayed
+/// (`RelayPlaylist`), so segments, keys and variants on any server come through here, and a
+/// local file a playlist names is served only when `PlaybackOptions.remoteMayReferenceLocalFiles`
 /// allows it (else the play ends in `.forbiddenURL`, from `refusal`).
-final class VLCHTTPRelay: Sendable {
-    /// The relay's address for the source, for libVLC.
-    let location: String
+package final class HTTPRelay: Sendable {
+    /// The relay's address for the source, for the engine.
+    package let location: String
     /// How relayed URLs are written and read back.
-    let addresses: VLCRelayAddresses
+    let addresses: RelayAddresses
     /// Which local references the source may make.
     let policy: ReferencePolicy
     /// What each upstream request carries.
-    let settings: VLCRelayTransfer.Settings
+    let settings: RelayTransfer.Settings
     private let listener: Int32
     private let stopped = Atomic<Bool>(false)
     /// The connections being served, shut down by `stop()` (each thread closes its own).
@@ -34,23 +35,12 @@ final class VLCHTTPRelay: Sendable {
     private let failure = Locked<String?>(nil)
     private let refused = Locked<PlaybackError?>(nil)
 
-    /// True when libVLC needs the relay for `source` with `options`: remote media with a
-    /// request header libVLC cannot send, or whose playlists may name local files.
-    static func isNeeded(for source: MediaSource, options: PlaybackOptions) -> Bool {
-        guard source.isHTTP else { return false }
-        if options.remoteMayReferenceLocalFiles { return true }
-        return options.httpHeaders.keys.contains { !nativeHeaders.contains($0.lowercased()) }
-    }
-
-    /// The request headers libVLC 3 sends itself (its http-user-agent and http-referrer).
-    static let nativeHeaders: Set<String> = ["user-agent", "referer", "referrer"]
-
-    /// Listens on 127.0.0.1 (a port the system picks) for libVLC's requests for `source`.
-    init(source: MediaSource, options: PlaybackOptions) throws(PlaybackError) {
+    /// Listens on 127.0.0.1 (a port the system picks) for the engine's requests for `source`.
+    package init(source: MediaSource, options: PlaybackOptions) throws(PlaybackError) {
         policy = ReferencePolicy(source: source, options: options)
         var authorities: String?
         if let extra = options.tlsCertificateAuthorities { authorities = try TLSTrust.bundle(adding: extra).path }
-        settings = VLCRelayTransfer.Settings(
+        settings = RelayTransfer.Settings(
             headers: options.httpHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
             authorities: authorities, connectTimeout: max(1, options.openTimeout),
             smallBuffers: options.maxBufferBytes != nil)
@@ -73,18 +63,18 @@ final class VLCHTTPRelay: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
         }
         listener = socket
-        addresses = VLCRelayAddresses(port: Int(UInt16(bigEndian: address.sin_port)), token: Self.randomToken())
+        addresses = RelayAddresses(port: Int(UInt16(bigEndian: address.sin_port)), token: Self.randomToken())
         guard let relayed = addresses.relayed(source.url) else {
             Glibc.close(socket)
             throw PlaybackError(code: .invalidArgument, message: "open: \(source.url.absoluteString) cannot be relayed")
         }
         location = relayed
-        DetachedThread.start(name: "vlc-relay") { [self] in acceptLoop() }
+        DetachedThread.start(name: "http-relay") { [self] in acceptLoop() }
     }
 
     /// Stops listening and ends every relayed transfer; returns at once (the threads end on
     /// their own within a second).
-    func stop() {
+    package func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connections.withLock { open in
             for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
@@ -96,15 +86,15 @@ final class VLCHTTPRelay: Sendable {
 
     /// The first upstream failure (no connection, a certificate that does not verify, ...),
     /// in libcurl's words, for the error the play ends with.
-    var upstreamFailure: String? { failure.get() }
+    package var upstreamFailure: String? { failure.get() }
 
     /// The `.forbiddenURL` error when a playlist named a local file the policy refuses.
-    var refusal: PlaybackError? { refused.get() }
+    package var refusal: PlaybackError? { refused.get() }
 
     /// Notes an upstream failure (the first one is kept).
     func noteFailure(_ message: String) {
         failure.withLock { if $0 == nil { $0 = message } }
-        PlaybackLog.log(.debug, "vlc", "relay: \(message)")
+        PlaybackLog.log(.debug, "http-relay", "\(message)")
     }
 
     /// Notes a refused reference (the first one is kept).
@@ -113,9 +103,9 @@ final class VLCHTTPRelay: Sendable {
     }
 
     /// `reference` (a playlist's URL or a redirect's target) resolved against `base`, as
-    /// libVLC is to fetch it (see `VLCRelayPlaylist.relayed`).
+    /// the engine is to fetch it (see `RelayPlaylist.relayed`).
     func relayed(_ reference: String, base: URL) -> String {
-        VLCRelayPlaylist.relayed(reference, base: base, addresses: addresses, policy: policy) { noteRefusal($0) }
+        RelayPlaylist.relayed(reference, base: base, addresses: addresses, policy: policy) { noteRefusal($0) }
     }
 
     // MARK: - Connections
@@ -136,7 +126,7 @@ final class VLCHTTPRelay: Sendable {
                 Glibc.close(client)
                 break
             }
-            DetachedThread.start(name: "vlc-relay-conn") { [self] in
+            DetachedThread.start(name: "http-relay-conn") { [self] in
                 serve(client)
                 connections.withLock { _ = $0.remove(client) }
                 Glibc.close(client)
@@ -149,18 +139,18 @@ final class VLCHTTPRelay: Sendable {
         blockBrokenPipeSignals()
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        // A small send buffer: what libVLC has not read stays with the server.
+        // A small send buffer: what the engine has not read stays with the server.
         var sendBuffer: Int32 = 64 * 1024
         setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         guard let request = readRequest(client) else { return }
-        let connection = VLCRelayConnection(fd: client, relay: self)
+        let connection = RelayConnection(fd: client, relay: self)
         guard request.method == "GET" || request.method == "HEAD" else {
             connection.sendHead(status: 405, headers: [])
             return
         }
         switch addresses.destination(ofTarget: request.target) {
         case .remote(let url)?:
-            VLCRelayTransfer(request: request, upstream: url, connection: connection, relay: self).run()
+            RelayTransfer(request: request, upstream: url, connection: connection, relay: self).run()
         case .file(let path)?:
             guard !policy.confinesToRemote else {
                 noteRefusal(policy.refusal(of: "file://" + path) ?? PlaybackError(code: .forbiddenURL, message: "open: \(path)"))
@@ -175,7 +165,7 @@ final class VLCHTTPRelay: Sendable {
         }
     }
 
-    /// Reads the request head; nil when libVLC closed or sent none within the timeout.
+    /// Reads the request head; nil when the engine closed or sent none within the timeout.
     private func readRequest(_ client: Int32) -> HTTPRequestHead? {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -208,7 +198,7 @@ final class VLCHTTPRelay: Sendable {
     }
 
     private static func error(_ step: String, _ code: Int32) -> PlaybackError {
-        PlaybackError(code: .engine, message: "open: the relay for libVLC could not listen on 127.0.0.1 (\(step): \(String(cString: strerror(code))))")
+        PlaybackError(code: .engine, message: "open: the loopback relay could not listen on 127.0.0.1 (\(step): \(String(cString: strerror(code))))")
     }
 }
 #endif
