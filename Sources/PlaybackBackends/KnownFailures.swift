@@ -15,9 +15,6 @@ extension PlaybackBackends {
     /// The checks the built-in backends are known to fail (see README, "Known limits").
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
-            backend: "vlc", check: "http.hls-play-seek",
-            reason: "as format.h264-aac-ts: libVLC 3 plays the MPEG-TS segments holding the first picture about a second after play(), then drops to where its clock got, and its time reports lag the picture by 0.3-0.7 s (paused seeks land on the right frames)"),
-        KnownConformanceFailure(
             backend: "gstreamer", check: "format.h264-aac-ts",
             reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),
         KnownConformanceFailure(

@@ -331,6 +331,8 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         case .failed(let error): fail(error)
         case .position(let seconds):
             if phase == .prepared, seekInFlight == nil, !ended { clock.sample(seconds) }
+        case .positionJumped(let seconds):
+            if phase == .prepared, seekInFlight == nil, !ended, currentState == .playing { clock.jump(to: seconds, running: !stalled) }
         case .seekCompleted(let seconds): engineSeekCompleted(seconds)
         case .ended: engineEnded()
         case .naturalSize(let size): updateNaturalSize(size, announce: phase == .prepared)

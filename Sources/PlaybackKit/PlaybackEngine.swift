@@ -131,6 +131,7 @@ public final class EngineSink: Sendable {
         case prepared(EngineMediaInfo)
         case failed(PlaybackError)
         case position(TimeInterval)
+        case positionJumped(TimeInterval)
         case seekCompleted(TimeInterval)
         case ended
         case naturalSize(VideoSize)
@@ -173,6 +174,10 @@ public final class EngineSink: Sendable {
     public func failed(_ error: PlaybackError) { deliver(.failed(error), generation) }
     /// The media time of the picture (or sound) being presented now.
     public func position(_ seconds: TimeInterval) { deliver(.position(seconds), generation) }
+    /// While playing, the picture jumped to `seconds` (the engine dropped the pictures between
+    /// to catch up with its clock): the position is set to it outright, where `position(_:)`
+    /// corrects it a little at each report.
+    public func positionJumped(to seconds: TimeInterval) { deliver(.positionJumped(seconds), generation) }
     /// The last requested seek landed at `seconds`.
     public func seekCompleted(_ seconds: TimeInterval) { deliver(.seekCompleted(seconds), generation) }
     /// The end of the media was reached.

@@ -468,6 +468,23 @@ import Testing
         #expect(rig.player.currentPlaybackTime >= before)
     }
 
+    @Test func aJumpOfThePictureWhilePlayingSetsThePositionOutrightAndNotWhilePaused() {
+        let rig = ScriptedRig()
+        rig.prepareAndPlay()
+        rig.advance(by: 0.2)
+        rig.engine.sink.positionJumped(to: 1.04)
+        rig.settle()
+        #expect(abs(rig.player.currentPlaybackTime - 1.04) < 1e-9, "a jump of 0.84 s was eased in")
+        rig.advance(by: 0.1)
+        #expect(abs(rig.player.currentPlaybackTime - 1.14) < 1e-9)
+        rig.player.pause()
+        rig.settle()
+        let held = rig.player.currentPlaybackTime
+        rig.engine.sink.positionJumped(to: 5)
+        rig.settle()
+        #expect(rig.player.currentPlaybackTime == held, "a jump reported while paused moved the position")
+    }
+
     @Test func thePositionRunsAtThePlaybackRate() {
         let rig = ScriptedRig()
         rig.player.playbackRate = 2

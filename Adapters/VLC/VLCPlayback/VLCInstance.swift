@@ -78,6 +78,9 @@ enum VLCLog {
     private static let listedLocal = Locked<[UInt: String]>([:])
     /// Local references of remote playlists, by the playlist's location (without the scheme).
     private static let localReferences = Locked<[String: String]>([:])
+    /// The locations (without the scheme) of the playlists the adaptive module opened and no
+    /// session has asked about yet.
+    private static let adaptiveLocations = Locked<Set<String>>([])
 
     /// Reads the adaptive module's playlist dump: it lists every segment ("Segment #0
     /// url=...") and then names the playlist it opens ("opening playlist file (location)").
@@ -91,6 +94,7 @@ enum VLCLog {
             listedLocal.withLock { if $0[object] == nil { $0[object] = url } }
         } else if line.hasPrefix("opening playlist file ("), line.hasSuffix(")") {
             let location = String(line.dropFirst("opening playlist file (".count).dropLast())
+            adaptiveLocations.withLock { _ = $0.insert(location) }
             guard let url = listedLocal.withLock({ $0.removeValue(forKey: object) }) else { return }
             localReferences.withLock { $0[location] = url }
         }
@@ -100,6 +104,12 @@ enum VLCLog {
     /// adaptive module listed one; forgotten once taken.
     static func takeLocalReference(location: String) -> String? {
         localReferences.withLock { $0.removeValue(forKey: location) }
+    }
+
+    /// True when the adaptive module (HLS, DASH) opened the playlist at `location`
+    /// (`host:port/path`); forgotten once asked.
+    static func takeAdaptive(location: String) -> Bool {
+        adaptiveLocations.withLock { $0.remove(location) != nil }
     }
 
     fileprivate static func record(level: Int32, module: String, text: String) {

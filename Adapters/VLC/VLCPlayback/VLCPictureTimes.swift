@@ -30,6 +30,9 @@ final class VLCPictureTimes: Sendable {
     /// Wall seconds the time runs on past the last sign of progress (a new picture or a time
     /// report), so that it holds when libVLC stops (waiting for data).
     static let maximumLead = 0.4
+    /// `maximumLead` for adaptive streams (`followWallClock`): libVLC's clock runs on while it
+    /// holds the first picture after `play()` (about a second), and the pictures drop to it.
+    static let adaptiveMaximumLead = 1.4
 
     private struct State {
         var mode = Mode.settling
@@ -44,6 +47,9 @@ final class VLCPictureTimes: Sendable {
         var pausedPicture: Double?
         var lastProgressWall = 0.0
         var frameDuration = 0.04
+        /// See `followWallClock()`.
+        var followsWall = false
+        var maximumLead: Double { followsWall ? VLCPictureTimes.adaptiveMaximumLead : VLCPictureTimes.maximumLead }
     }
 
     private let state = Locked(State())
@@ -51,7 +57,7 @@ final class VLCPictureTimes: Sendable {
     /// The media time a picture shown at `now` gets.
     private static func time(_ s: State, at now: Double) -> Double {
         guard s.mode == .running else { return s.anchorMedia }
-        let wall = min(now, max(s.lastProgressWall, s.anchorWall) + maximumLead)
+        let wall = min(now, max(s.lastProgressWall, s.anchorWall) + s.maximumLead)
         return s.anchorMedia + max(0, wall - s.anchorWall) * s.rate
     }
 
@@ -111,11 +117,25 @@ final class VLCPictureTimes: Sendable {
         }
     }
 
+    /// For adaptive streams (HLS, DASH), whose time libVLC 3 reports from its demuxer: the
+    /// reports lag the pictures by up to 0.7 s and hold at segment boundaries, while the
+    /// pictures follow libVLC's clock, which runs with the wall clock from each resume (after
+    /// `play()` libVLC holds the first picture about a second, then drops frames to its
+    /// clock). So a report behind the wall-clock time is not taken (one ahead still is); the
+    /// first new picture after a resume gets the wall time since the resume; the time runs on
+    /// without new pictures for `adaptiveMaximumLead`, not `maximumLead`; and after a hold
+    /// (waiting for data) it runs on from where it held.
+    func followWallClock() { state.withLock { $0.followsWall = true } }
+
+    /// True after `followWallClock()`.
+    var followsWallClock: Bool { state.get().followsWall }
+
     /// A time libVLC reported (seconds) for this very moment (its TimeChanged event, on its
     /// thread); the pictures that follow are stamped from it while running.
     func timeReported(_ media: Double) {
         state.withLock { s in
             guard s.mode == .running else { return }
+            if s.followsWall, media <= Self.time(s, at: monotonicSeconds()) { return }
             s.anchorMedia = max(0, media)
             s.anchorWall = monotonicSeconds()
             s.lastProgressWall = s.anchorWall
@@ -138,38 +158,46 @@ final class VLCPictureTimes: Sendable {
         }
     }
 
-    /// The time of a picture displayed now, and whether it goes to the `.frames` handler.
+    /// The time of a picture displayed now, whether it goes to the `.frames` handler, and
+    /// whether it jumped past the pictures between (an adaptive stream's first picture after
+    /// a resume, when libVLC dropped those to catch up with its clock).
     /// `repeated`: the same picture as before (libVLC redisplays while it waits).
-    func stampPicture(repeated: Bool) -> (time: Double, present: Bool) {
+    func stampPicture(repeated: Bool) -> (time: Double, present: Bool, jumped: Bool) {
         state.withLock { s in
             let now = monotonicSeconds()
             switch s.mode {
             case .settling:
-                return (s.anchorMedia, false)
+                return (s.anchorMedia, false, false)
             case .paused:
                 defer { s.presentedWhilePaused = true }
                 if let shown = s.pausedPicture {
                     let time = repeated ? shown : shown + s.frameDuration
                     s.pausedPicture = time
                     s.anchorMedia = time
-                    return (time, false)
+                    return (time, false, false)
                 }
-                return (s.anchorMedia, !s.presentedWhilePaused)
+                return (s.anchorMedia, !s.presentedWhilePaused, false)
             case .resuming:
                 // The first new picture after the one shown while paused.
-                guard !repeated else { return (s.anchorMedia, false) }
+                guard !repeated else { return (s.anchorMedia, false, false) }
                 s.mode = .running
-                s.anchorMedia += s.frameDuration
+                let step = s.followsWall ? max(s.frameDuration, (now - s.anchorWall) * s.rate) : s.frameDuration
+                s.anchorMedia += step
                 s.anchorWall = now
                 s.lastProgressWall = now
                 s.lastStamp = s.anchorMedia
-                return (s.anchorMedia, true)
+                return (s.anchorMedia, true, step > 2 * s.frameDuration)
             case .running:
-                if repeated { return (s.lastStamp, false) }
+                if repeated { return (s.lastStamp, false, false) }
+                if s.followsWall, now - max(s.lastProgressWall, s.anchorWall) > s.maximumLead {
+                    // After a hold the time runs on from where it held.
+                    s.anchorMedia = Self.time(s, at: now)
+                    s.anchorWall = now
+                }
                 s.lastProgressWall = now
                 let time = max(Self.time(s, at: now), s.lastStamp)
                 s.lastStamp = time
-                return (time, true)
+                return (time, true, false)
             }
         }
     }

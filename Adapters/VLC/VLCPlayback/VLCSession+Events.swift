@@ -260,7 +260,8 @@ extension VLCSession {
     /// second. The player gets it as it is while playing.
     func timeReported(_ seconds: TimeInterval) {
         guard phase == .ready, vlcPlaying, seekOperation == nil, !ended else { return }
-        sink.position(seconds)
+        // An adaptive stream's reports lag its pictures: the clock they were fed to says more.
+        sink.position(pictureTimes.followsWallClock ? pictureTimes.currentTime() : seconds)
     }
 
     func reportBuffer() {

@@ -380,6 +380,10 @@ final class VLCSession: @unchecked Sendable {
         }
         phase = .ready
         token += 1
+        if let location = logLocation, VLCLog.takeAdaptive(location: location) {
+            // HLS and DASH: libVLC's time reports lag its pictures (see `followWallClock`).
+            pictureTimes.followWallClock()
+        }
         setMuted(false)
         duration = Double(player.length) / 1000
         pictureTimes.setFrameDuration(frameDuration)
@@ -475,13 +479,20 @@ final class VLCSession: @unchecked Sendable {
     /// skips such segments (it reads local ones only for a local playlist) and then fails for
     /// want of streams.
     private func localReferenceRefusal() -> PlaybackError? {
-        guard source.isHTTP, let host = source.url.host else { return nil }
-        var location = host
-        if let port = source.url.port { location += ":\(port)" }
-        location += source.url.path
-        if let query = source.url.query { location += "?" + query }
-        guard let reference = VLCLog.takeLocalReference(location: location) else { return nil }
+        guard let location = logLocation, let reference = VLCLog.takeLocalReference(location: location) else { return nil }
         return ReferencePolicy(source: source, options: options).refusal(of: reference)
+    }
+
+    /// Where libVLC reads a remote source from as its log names it (`host:port/path?query`,
+    /// the relay's when there is one); nil for a local file.
+    var logLocation: String? {
+        guard source.isHTTP, let url = relay.flatMap({ URL(string: $0.location) }) ?? Optional(source.url),
+              let host = url.host else { return nil }
+        var location = host
+        if let port = url.port { location += ":\(port)" }
+        location += url.path
+        if let query = url.query { location += "?" + query }
+        return location
     }
 
 

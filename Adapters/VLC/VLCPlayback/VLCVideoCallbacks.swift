@@ -349,6 +349,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             onNewPictureSize(picture.size)
         }
         let stamp = pictureTimes.stampPicture(repeated: repeated)
+        if stamp.jumped { sink.positionJumped(to: stamp.time) }
         let correction = corrections.get()[picture.size]
         // The picture stays in its slot for thumbnails, converted or copied only when one is
         // asked for.
