@@ -301,7 +301,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
             connections.insert(client)
             condition.unlock()
             DetachedThread.start(name: "http-connection") { [self] in
-                ServerConnection.ignoreBrokenPipesOnThisThread()
+                DetachedThread.blockBrokenPipeSignals()
                 let connection = ServerConnection(fd: client, tls: tls)
                 if connection.open() { serve(connection, clientPort: clientPort) }
                 connection.close()
@@ -316,7 +316,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
     // MARK: - One request
 
     private func serve(_ connection: ServerConnection, clientPort: Int) {
-        guard let parsed = HTTPRequestHead(reading: connection) else { return }
+        guard let parsed = HTTPRequestHead.read(with: connection.receive) else { return }
         var number = 0
         log.update { list in
             number = list.count + 1

@@ -114,33 +114,4 @@ final class ServerConnection {
         SSL_free(session)
         self.session = nil
     }
-
-    /// Blocks SIGPIPE on the calling thread: a write to a connection the client closed then
-    /// fails with EPIPE instead of ending the process (OpenSSL writes with plain write()).
-    /// The signal stays pending on the thread, which ends after its connection.
-    static func ignoreBrokenPipesOnThisThread() {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
-    }
-}
-
-// MARK: - Reading a request head
-
-extension HTTPRequestHead {
-    /// Reads up to the blank line after the headers (at most 64 KiB); nil when the client
-    /// closed, timed out or sent no request line.
-    init?(reading connection: ServerConnection) {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < HTTPRequestHead.maximumLength {
-            let count = chunk.withUnsafeMutableBytes { connection.receive($0) }
-            if count <= 0 { return nil }
-            let searchFrom = bytes.count
-            bytes.append(contentsOf: chunk[0..<count])
-            if HTTPRequestHead.endOfHead(in: bytes, searchFrom: searchFrom) != nil { break }
-        }
-        self.init(parsing: bytes)
-    }
 }

@@ -136,16 +136,23 @@ package final class HTTPRelay: Sendable {
     }
 
     private func serve(_ client: Int32) {
-        blockBrokenPipeSignals()
+        DetachedThread.blockBrokenPipeSignals()
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // A small send buffer: what the engine has not read stays with the server.
         var sendBuffer: Int32 = 64 * 1024
         setsockopt(client, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
-        guard let request = readRequest(client) else { return }
+        let request = HTTPRequestHead.read { buffer in
+            while true {
+                let count = recv(client, buffer.baseAddress, buffer.count, 0)
+                if count < 0, errno == EINTR { continue }
+                return count
+            }
+        }
+        guard let request else { return }
         let connection = RelayConnection(fd: client, relay: self)
         guard request.method == "GET" || request.method == "HEAD" else {
-            connection.sendHead(status: 405, headers: [])
+            connection.sendEmpty(status: 405)
             return
         }
         switch addresses.destination(ofTarget: request.target) {
@@ -154,39 +161,15 @@ package final class HTTPRelay: Sendable {
         case .file(let path)?:
             guard !policy.confinesToRemote else {
                 noteRefusal(policy.refusal(of: "file://" + path) ?? PlaybackError(code: .forbiddenURL, message: "open: \(path)"))
-                connection.sendHead(status: 403, headers: [])
+                connection.sendEmpty(status: 403)
                 return
             }
             connection.sendFile(path, request: request)
         case .refused?:
-            connection.sendHead(status: 403, headers: [])
+            connection.sendEmpty(status: 403)
         case nil:
-            connection.sendHead(status: 404, headers: [])
+            connection.sendEmpty(status: 404)
         }
-    }
-
-    /// Reads the request head; nil when the engine closed or sent none within the timeout.
-    private func readRequest(_ client: Int32) -> HTTPRequestHead? {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < HTTPRequestHead.maximumLength {
-            let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            let searchFrom = bytes.count
-            bytes.append(contentsOf: chunk[0..<count])
-            if HTTPRequestHead.endOfHead(in: bytes, searchFrom: searchFrom) != nil { return HTTPRequestHead(parsing: bytes) }
-        }
-        return nil
-    }
-
-    /// SIGPIPE stays pending on this thread instead of ending the process when a write meets
-    /// a closed connection (libcurl's TLS writes use plain write()).
-    private func blockBrokenPipeSignals() {
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     private static func randomToken() -> String {

@@ -43,14 +43,15 @@ final class RelayConnection {
         guard !headSent else { return }
         headSent = true
         var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
-        var headers = headers
-        if status >= 300, !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
-            headers.append(("Content-Length", "0"))
-        }
         for header in headers { text += "\(header.name): \(header.value)\r\n" }
         text += "Connection: close\r\n\r\n"
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { send($0) }
+    }
+
+    /// Answers with `status`, `headers` and no body (the relay's own answers).
+    func sendEmpty(status: Int, headers: [(name: String, value: String)] = []) {
+        sendHead(status: status, headers: headers + [("Content-Length", "0")])
     }
 
     /// Sends all of `bytes`, waiting while the engine's socket is full; false when the engine is gone
@@ -101,7 +102,7 @@ final class RelayConnection {
         let file = open(path, O_RDONLY | O_CLOEXEC)
         guard file >= 0 else {
             relay.noteFailure("open \(path): \(String(cString: strerror(errno)))")
-            sendHead(status: 404, headers: [])
+            sendEmpty(status: 404)
             return
         }
         defer { close(file) }
@@ -115,7 +116,7 @@ final class RelayConnection {
             if let suffix = request.suffixLength { start = max(0, size - suffix); end = size - 1 }
             let ranged = request.rangeStart != nil || request.suffixLength != nil
             if ranged, start >= size, size > 0 {
-                sendHead(status: 416, headers: [("Content-Range", "bytes */\(size)")])
+                sendEmpty(status: 416, headers: [("Content-Range", "bytes */\(size)")])
                 return
             }
             remaining = max(0, end - start + 1)
@@ -206,7 +207,7 @@ final class RelayTransfer {
         _ = Self.globalSetUp
         guard let handle = curl_easy_init() else {
             relay.noteFailure("\(upstream): libcurl could not make a transfer")
-            connection.sendHead(status: 502, headers: [])
+            connection.sendEmpty(status: 502)
             return
         }
         defer { curl_easy_cleanup(handle) }
@@ -348,7 +349,7 @@ final class RelayTransfer {
             : (detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
         relay.noteFailure("\(upstream): \(reason)")
         // Once the head is out, closing early is the dropped connection the engine would have met.
-        connection.sendHead(status: 502, headers: [])
+        connection.sendEmpty(status: 502)
     }
 
     private func sendPlaylist() {

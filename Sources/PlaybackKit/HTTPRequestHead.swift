@@ -37,6 +37,23 @@ package struct HTTPRequestHead: Sendable {
         return nil
     }
 
+    /// Reads a head with `receive` (which fills the buffer it is given and returns the byte
+    /// count, 0 or less at the end or on an error) up to the blank line after the headers, at
+    /// most `maximumLength` bytes; nil when the client closed, timed out or sent no request
+    /// line.
+    package static func read(with receive: (UnsafeMutableRawBufferPointer) -> Int) -> HTTPRequestHead? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < maximumLength {
+            let count = chunk.withUnsafeMutableBytes { receive($0) }
+            guard count > 0 else { return nil }
+            let searchFrom = bytes.count
+            bytes.append(contentsOf: chunk[0..<count])
+            if endOfHead(in: bytes, searchFrom: searchFrom) != nil { return HTTPRequestHead(parsing: bytes) }
+        }
+        return nil
+    }
+
     /// Parses `bytes` (the head, and possibly more after it); nil without a request line.
     package init?(parsing bytes: [UInt8]) {
         let end = Self.endOfHead(in: bytes) ?? bytes.count

@@ -164,6 +164,16 @@ package enum DetachedThread {
         return thread
     }
 
+    /// Blocks SIGPIPE on the calling thread: a write to a connection the peer closed then
+    /// fails with EPIPE instead of ending the process (OpenSSL and libcurl write with plain
+    /// write()). The signal stays pending on the thread, which should end with its connection.
+    package static func blockBrokenPipeSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
     /// The calling thread's pthread id.
     package static var current: pthread_t { pthread_self() }
 
