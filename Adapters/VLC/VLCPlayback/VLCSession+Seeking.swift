@@ -46,7 +46,13 @@ extension VLCSession {
             sendSeek()
         } else if expectsPicture, video != nil {
             // Paused, or pausing: pausing again is harmless and comes before the seek.
-            seekOperation = SeekOperation(target: target, stage: .landing, token: token)
+            var operation = SeekOperation(target: target, stage: .landing, token: token)
+            if pictureTimes.followsWallClock {
+                // HLS, DASH: a seek restarts the stream's decoders (new streams, a new video
+                // output), and the decoder is 420-450 ms late for the run-up at first.
+                operation.runUpFrames = max(Self.runUpFrames, (Self.adaptiveRunUp / frameDuration).rounded(.up))
+            }
+            seekOperation = operation
             setMuted(true)
             player.setPaused(true)
             sendPausedSeek()
