@@ -16,7 +16,7 @@ extension PlaybackBackends {
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
             backend: "vlc", check: "http.hls-play-seek",
-            reason: "playing and paused seeks pass (24 of 24 runs since a paused seek lands 0.6 s ahead), but in about 1 run of 12 the picture at prepare is frame 2 or 3: the start's seek to 0 restarts the HLS stream's decoders, and the video output libVLC makes for them while paused believes it is playing and drops the first pictures as late (its log: picture is too late to be displayed, missing 26-66 ms)"),
+            reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders (new streams, a new video output that believes it is playing while paused), 0.4-1 s late: a paused seek's run-up, timed by the wall clock from libVLC's resume, sometimes keeps a picture off the target (3 of 13 runs: 1-11 frames), and in about 1 run of 12 the picture at prepare is frame 2 or 3 (its first pictures dropped as late); a run-up of 0.6 s fixed the first but crossed segment boundaries and broke http.tls-play-seek's first paused seek"),
         KnownConformanceFailure(
             backend: "gstreamer", check: "format.h264-aac-ts",
             reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),

@@ -46,13 +46,7 @@ extension VLCSession {
             sendSeek()
         } else if expectsPicture, video != nil {
             // Paused, or pausing: pausing again is harmless and comes before the seek.
-            var operation = SeekOperation(target: target, stage: .landing, token: token)
-            if pictureTimes.followsWallClock {
-                // HLS, DASH: a seek restarts the stream's decoders (new streams, a new video
-                // output), and the decoder is 420-450 ms late for the run-up at first.
-                operation.runUpFrames = max(Self.runUpFrames, (Self.adaptiveRunUp / frameDuration).rounded(.up))
-            }
-            seekOperation = operation
+            seekOperation = SeekOperation(target: target, stage: .landing, token: token)
             setMuted(true)
             player.setPaused(true)
             sendPausedSeek()

@@ -87,9 +87,6 @@ final class VLCSession: @unchecked Sendable {
     /// A paused seek with pictures to watch lands this many frames before the target and
     /// plays from there: the pictures before the target time the one at it.
     static let runUpFrames = 2.0
-    /// An adaptive stream's paused seek lands this many seconds before the target (see
-    /// `seek(to:)`), so that no retry is needed after the decoders' restart.
-    static let adaptiveRunUp = 0.6
     /// How often a paused seek that overshot the target is done again from further ahead.
     static let overshootRetries = 3
 
