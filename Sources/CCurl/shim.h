@@ -2,6 +2,8 @@
 #define PK_CURL_SHIM_H
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 
 // curl_easy_setopt and curl_easy_getinfo take their value through C varargs, which Swift
@@ -42,6 +44,52 @@ static inline CURLcode pk_curl_cap_receive_buffer(CURL *handle, long bytes) {
     CURLcode code = curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, pk_curl_small_receive_buffer);
     if (code != CURLE_OK) return code;
     return curl_easy_setopt(handle, CURLOPT_SOCKOPTDATA, (void *)bytes);
+}
+
+/// A libcurl share of connections, TLS sessions and DNS answers among the transfers of one
+/// relay, with the mutexes its lock callbacks take.
+typedef struct {
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+} pk_curl_share;
+
+static void pk_curl_share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *context) {
+    (void)handle; (void)access;
+    pthread_mutex_lock(&((pk_curl_share *)context)->locks[data]);
+}
+
+static void pk_curl_share_unlock(CURL *handle, curl_lock_data data, void *context) {
+    (void)handle;
+    pthread_mutex_unlock(&((pk_curl_share *)context)->locks[data]);
+}
+
+/// A new share, or NULL; freed by `pk_curl_share_free` once no transfer uses it.
+static inline pk_curl_share *pk_curl_share_new(void) {
+    pk_curl_share *made = calloc(1, sizeof *made);
+    if (made == NULL) return NULL;
+    made->share = curl_share_init();
+    if (made->share == NULL) { free(made); return NULL; }
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_init(&made->locks[index], NULL);
+    curl_share_setopt(made->share, CURLSHOPT_LOCKFUNC, pk_curl_share_lock);
+    curl_share_setopt(made->share, CURLSHOPT_UNLOCKFUNC, pk_curl_share_unlock);
+    curl_share_setopt(made->share, CURLSHOPT_USERDATA, made);
+    curl_share_setopt(made->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(made->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(made->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return made;
+}
+
+/// Frees a share no transfer uses any more (closing the connections it kept).
+static inline void pk_curl_share_free(pk_curl_share *share) {
+    if (share == NULL) return;
+    curl_share_cleanup(share->share);
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&share->locks[index]);
+    free(share);
+}
+
+/// Makes `handle` use `share`.
+static inline CURLcode pk_curl_use_share(CURL *handle, pk_curl_share *share) {
+    return curl_easy_setopt(handle, CURLOPT_SHARE, share->share);
 }
 
 /// The last HTTP status received, 0 when none.

@@ -28,6 +28,9 @@ package final class HTTPRelay: Sendable {
     let policy: ReferencePolicy
     /// What each upstream request carries.
     let settings: RelayTransfer.Settings
+    /// The upstream connections the transfers reuse; freed with the relay, once every
+    /// transfer (each holds the relay) ended.
+    let connectionShare = RelayConnectionShare()
     private let listener: Int32
     private let stopped = Atomic<Bool>(false)
     /// The connections being served, shut down by `stop()` (each thread closes its own).

@@ -157,6 +157,20 @@ final class RelayConnection {
     }
 }
 
+// MARK: - Connections kept between requests
+
+/// The connections, TLS sessions and DNS answers the transfers of one relay share, so that
+/// each request the engine makes (a segment, a Range request) reuses the open connection to
+/// the server instead of a new TCP and TLS handshake.
+final class RelayConnectionShare: @unchecked Sendable {
+    // @unchecked: libcurl takes the share's own mutexes (its lock callbacks) around every use.
+    let share: UnsafeMutablePointer<pk_curl_share>?
+
+    init() { share = pk_curl_share_new() }
+
+    deinit { pk_curl_share_free(share) }
+}
+
 // MARK: - One upstream request
 
 /// One request the engine made of the relay, fetched from the real server with libcurl and passed
@@ -224,6 +238,7 @@ final class RelayTransfer {
         _ = pk_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorText)
         _ = pk_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         if let authorities = settings.authorities { _ = pk_curl_set_pointer(handle, CURLOPT_CAINFO, authorities) }
+        if let share = relay.connectionShare.share { _ = pk_curl_use_share(handle, share) }
         _ = pk_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = pk_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         _ = pk_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
