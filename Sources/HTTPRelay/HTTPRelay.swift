@@ -94,6 +94,15 @@ package final class HTTPRelay: Sendable {
     /// The `.forbiddenURL` error when a playlist named a local file the policy refuses.
     package var refusal: PlaybackError? { refused.get() }
 
+    /// The error a play through the relay ends with instead of `error`, the engine's own: the
+    /// refusal of a local reference when there was one, else `error` with the first upstream
+    /// failure in libcurl's words added.
+    package func explaining(_ error: PlaybackError) -> PlaybackError {
+        if let refusal { return refusal }
+        guard let failure = upstreamFailure else { return error }
+        return PlaybackError(code: error.code, message: "\(error.message) (relayed request: \(failure))")
+    }
+
     /// Notes an upstream failure (the first one is kept).
     func noteFailure(_ message: String) {
         failure.withLock { if $0 == nil { $0 = message } }

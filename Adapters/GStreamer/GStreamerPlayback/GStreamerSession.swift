@@ -454,13 +454,7 @@ final class GStreamerSession: @unchecked Sendable {
         failureCheck = nil
         let relayed = relay.get()
         relayed?.stop()
-        if let refusal = relayed?.refusal {
-            sink.failed(refusal)
-        } else if let failure = relayed?.upstreamFailure {
-            sink.failed(PlaybackError(code: error.code, message: "\(error.message) (relayed request: \(failure))"))
-        } else {
-            sink.failed(error)
-        }
+        sink.failed(relayed?.explaining(error) ?? error)
     }
 
     // MARK: - Teardown

@@ -472,7 +472,8 @@ final class VLCSession: @unchecked Sendable {
         timer?.cancel()
         timer = nil
         relay?.stop()
-        sink.failed(relay?.refusal ?? localReferenceRefusal() ?? error)
+        let failure = localReferenceRefusal() ?? error
+        sink.failed(relay?.explaining(failure) ?? failure)
     }
 
     /// The `.forbiddenURL` error when this remote source's playlist named a local file: libVLC
@@ -498,9 +499,7 @@ final class VLCSession: @unchecked Sendable {
 
     /// libVLC's last complaint, for error messages.
     func detail() -> String {
-        var text = VLCLog.lastProblem().map { " (libVLC: \($0))" } ?? ""
-        if let failure = relay?.upstreamFailure { text += " (relayed request: \(failure))" }
-        return text
+        VLCLog.lastProblem().map { " (libVLC: \($0))" } ?? ""
     }
 }
 #endif
