@@ -1,18 +1,22 @@
 import FoundationEssentials
 
 /// Hands presented pictures to a `.frames` handler: at natural size, or composed into the
-/// viewport by the current scaling mode. Buffers are reused while the handler does not keep
-/// the frames it was given.
+/// viewport by the current scaling mode. Each picture is drawn once, straight into the frame
+/// the handler gets (a converter scales it there, or `present(_:size:bytesPerRow:...)` copies
+/// or samples it); frame buffers are reused while the handler does not keep the frames it
+/// was given.
 public final class FramePresenter: @unchecked Sendable {
-    // @unchecked: `composer` and `buffer` are touched only inside `present`, which holds `lock`;
-    // the rest is immutable or Locked.
+    // @unchecked: `buffer` and `paintedBars` are touched only with `lock` held; the rest is
+    // immutable or Locked.
     private let handler: @Sendable (VideoFrame) -> Void
     /// The viewport frames are composed into; nil: natural size.
     public let viewport: VideoSize?
     private let mode: Locked<ScalingMode>
     private let lock = MutexLock()
-    private let composer = FrameComposer()
+    /// The frame buffer, handed to the handler in each frame.
     private var buffer: [UInt8] = []
+    /// The frame size and content rectangle the buffer's black bars were painted for.
+    private var paintedBars: (frame: VideoSize, content: PixelRect)?
 
     /// A presenter for `output`, or nil when it is not `.frames`.
     public convenience init?(output: VideoOutput, mode: ScalingMode) {
@@ -33,32 +37,103 @@ public final class FramePresenter: @unchecked Sendable {
         set { mode.set(newValue) }
     }
 
-    /// Composes (or copies) the RGBA picture and calls the handler on this thread.
+    /// Composes (or copies) the RGBA picture (rows `bytesPerRow` apart) into the frame and
+    /// calls the handler on this thread.
     public func present(_ pixels: UnsafeRawBufferPointer, size: VideoSize, bytesPerRow: Int, presentationTime: TimeInterval) {
-        guard !size.isEmpty, pixels.count >= bytesPerRow * size.height else { return }
-        let frame: VideoFrame
-        lock.lock()
-        if let viewport {
-            frame = composer.compose(source: pixels, size: size, bytesPerRow: bytesPerRow,
-                                     into: viewport, mode: mode.get(), presentationTime: presentationTime)
-        } else {
-            let rowBytes = size.width * 4
-            let count = rowBytes * size.height
-            if buffer.count != count { buffer = [UInt8](repeating: 0, count: count) }
-            buffer.withUnsafeMutableBytes { out in
-                if bytesPerRow == rowBytes {
-                    out.copyMemory(from: UnsafeRawBufferPointer(rebasing: pixels[0..<count]))
-                } else {
-                    for row in 0..<size.height {
-                        let from = UnsafeRawBufferPointer(rebasing: pixels[(row * bytesPerRow)..<(row * bytesPerRow + rowBytes)])
-                        UnsafeMutableRawBufferPointer(rebasing: out[(row * rowBytes)..<((row + 1) * rowBytes)]).copyMemory(from: from)
-                    }
-                }
-            }
-            frame = VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: buffer, presentationTime: presentationTime)
+        guard !size.isEmpty, let source = pixels.baseAddress,
+              pixels.count >= bytesPerRow * (size.height - 1) + size.width * 4 else { return }
+        present(naturalSize: size, presentationTime: presentationTime) { target in
+            Self.sample(source, bytesPerRow: bytesPerRow, crop: target.crop, into: target.base,
+                        bytesPerRow: target.bytesPerRow, size: target.size)
+            return true
         }
+    }
+
+    /// Copies `crop` of the RGBA picture at `source` into the `size` rectangle at `target`,
+    /// nearest-neighbour (row by row when the sizes match).
+    static func sample(_ source: UnsafeRawPointer, bytesPerRow sourceBytesPerRow: Int, crop: PixelRect,
+                       into target: UnsafeMutableRawPointer, bytesPerRow targetBytesPerRow: Int, size: VideoSize) {
+        guard crop.width > 0, crop.height > 0 else { return }
+        if crop.width == size.width, crop.height == size.height {
+            for row in 0..<size.height {
+                (target + row * targetBytesPerRow).copyMemory(from: source + (crop.y + row) * sourceBytesPerRow + crop.x * 4,
+                                                              byteCount: size.width * 4)
+            }
+            return
+        }
+        let columns = (0..<size.width).map { dx in (crop.x + min(crop.width - 1, dx * crop.width / size.width)) * 4 }
+        for dy in 0..<size.height {
+            let sourceRow = source + (crop.y + min(crop.height - 1, dy * crop.height / size.height)) * sourceBytesPerRow
+            let targetRow = target + dy * targetBytesPerRow
+            for dx in 0..<size.width {
+                targetRow.storeBytes(of: sourceRow.loadUnaligned(fromByteOffset: columns[dx], as: UInt32.self),
+                                     toByteOffset: dx * 4, as: UInt32.self)
+            }
+        }
+    }
+}
+
+// MARK: - Drawing straight into the frame
+
+/// Where a picture converter draws one presented picture for the handler: a rectangle of
+/// the frame's own pixels (RGBA rows `bytesPerRow` apart), and the part of the picture that
+/// is to fill it. Valid only during the call it is handed to.
+package struct FrameTarget {
+    /// The first pixel of the rectangle to fill.
+    package let base: UnsafeMutableRawPointer
+    /// Bytes from one row of the frame to the next.
+    package let bytesPerRow: Int
+    /// The size to scale the picture's `crop` to: the rectangle's size.
+    package let size: VideoSize
+    /// The part of the picture shown, in display pixels (the natural size's).
+    package let crop: PixelRect
+    /// The picture's display size.
+    package let naturalSize: VideoSize
+}
+
+extension FramePresenter {
+    /// Presents a picture of display size `naturalSize` that `draw` converts straight into
+    /// the frame handed to the handler: the scaling mode's layout is worked out here, the
+    /// bars around it are painted black, and `draw` fills the rest in one pass (the scaling
+    /// included). `draw` returns false when it could not, and then nothing is presented.
+    /// Calls the handler on this thread; `draw` runs with the presenter's lock held.
+    package func present(naturalSize: VideoSize, presentationTime: TimeInterval, draw: (FrameTarget) -> Bool) {
+        guard !naturalSize.isEmpty else { return }
+        lock.lock()
+        let frameSize = viewport ?? naturalSize
+        let layout = viewport.map { ScalingLayout(source: naturalSize, viewport: $0, mode: mode.get()) }
+            ?? ScalingLayout(source: naturalSize, viewport: naturalSize, mode: .fill)
+        let rowBytes = frameSize.width * 4
+        let count = rowBytes * frameSize.height
+        if buffer.count != count {
+            // Uninitialised past `count`: a spare row a converter's last vector store may reach.
+            buffer = [UInt8](unsafeUninitializedCapacity: count + rowBytes + 64) { bytes, initialized in
+                bytes.baseAddress!.initialize(repeating: 0, count: count)
+                initialized = count
+            }
+            paintedBars = nil
+        } else {
+            // Ours alone again, with the spare row (a copy when the handler kept the last frame).
+            buffer.reserveCapacity(count + rowBytes + 64)
+        }
+        let content = layout.content
+        let bars = paintedBars
+        let drawn = buffer.withUnsafeMutableBytes { out -> Bool in
+            let full = PixelRect(x: 0, y: 0, width: frameSize.width, height: frameSize.height)
+            if content != full, bars.map({ $0.frame != frameSize || $0.content != content }) ?? true {
+                // Black, opaque; the content rectangle is drawn over it.
+                out.initializeMemory(as: UInt32.self, repeating: UInt32(0xFF00_0000).littleEndian)
+            }
+            let target = FrameTarget(base: out.baseAddress! + content.y * rowBytes + content.x * 4, bytesPerRow: rowBytes,
+                                     size: VideoSize(width: content.width, height: content.height),
+                                     crop: layout.crop, naturalSize: naturalSize)
+            return draw(target)
+        }
+        paintedBars = (frameSize, content)
+        let frame = VideoFrame(width: frameSize.width, height: frameSize.height, bytesPerRow: rowBytes,
+                               pixels: buffer, presentationTime: presentationTime)
         lock.unlock()
-        handler(frame)
+        if drawn { handler(frame) }
     }
 }
 

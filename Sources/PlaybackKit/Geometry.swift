@@ -72,7 +72,6 @@ public struct ScalingLayout: Sendable, Equatable {
 /// Not thread-safe: one composer per frame producer.
 public final class FrameComposer {
     private var buffer: [UInt8] = []
-    private var columnOffsets: [Int] = []
     private var cachedKey: (VideoSize, VideoSize, ScalingMode)?
     private var layout: ScalingLayout?
 
@@ -87,33 +86,20 @@ public final class FrameComposer {
     ) -> VideoFrame {
         let vw = max(viewport.width, 1), vh = max(viewport.height, 1)
         if cachedKey == nil || cachedKey!.0 != size || cachedKey!.1 != viewport || cachedKey!.2 != mode {
-            let newLayout = ScalingLayout(source: size, viewport: viewport, mode: mode)
-            layout = newLayout
+            layout = ScalingLayout(source: size, viewport: viewport, mode: mode)
             cachedKey = (size, viewport, mode)
-            let content = newLayout.content, crop = newLayout.crop
-            columnOffsets = (0..<content.width).map { dx in
-                let sx = crop.x + min(crop.width - 1, dx * crop.width / max(content.width, 1))
-                return sx * 4
-            }
         }
         let layout = self.layout!
         let count = vw * vh * 4
         if buffer.count != count { buffer = [UInt8](repeating: 0, count: count) }
-        let content = layout.content, crop = layout.crop
-        let offsets = columnOffsets
+        let content = layout.content
         buffer.withUnsafeMutableBytes { out in
             // Black, opaque background.
             out.initializeMemory(as: UInt32.self, repeating: UInt32(0xFF00_0000).littleEndian)
-            let dst = out.baseAddress!
-            for dy in 0..<content.height {
-                let sy = crop.y + min(crop.height - 1, dy * crop.height / max(content.height, 1))
-                let srcRow = source.baseAddress! + sy * sourceBytesPerRow
-                let dstRow = dst + ((content.y + dy) * vw + content.x) * 4
-                for dx in 0..<content.width {
-                    dstRow.storeBytes(of: srcRow.loadUnaligned(fromByteOffset: offsets[dx], as: UInt32.self),
-                                      toByteOffset: dx * 4, as: UInt32.self)
-                }
-            }
+            guard let from = source.baseAddress else { return }
+            FramePresenter.sample(from, bytesPerRow: sourceBytesPerRow, crop: layout.crop,
+                                  into: out.baseAddress! + (content.y * vw + content.x) * 4, bytesPerRow: vw * 4,
+                                  size: VideoSize(width: content.width, height: content.height))
         }
         return VideoFrame(width: vw, height: vh, bytesPerRow: vw * 4, pixels: buffer, presentationTime: presentationTime)
     }

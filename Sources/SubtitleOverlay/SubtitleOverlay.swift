@@ -37,11 +37,10 @@ package struct SubtitleScript: Sendable {
     }
 }
 
-/// Draws the selected subtitle with libass onto the RGBA pictures an engine hands to a
-/// `.frames` output, for engines whose own drawing cannot be kept off their thumbnails (libVLC
-/// blends into the one picture it hands out). A picture with no text showing is handed on
-/// as it is; one with text is copied once into the overlay's own buffer and drawn on there,
-/// so the engine's picture (the thumbnail's source) stays clean.
+/// Draws the selected subtitle with libass onto the RGBA frames an engine's pictures are
+/// converted into for a `.frames` output, for engines whose own drawing cannot be kept off
+/// their thumbnails (libVLC blends into the one picture it hands out): the engine's picture
+/// stays clean, the text is drawn on the frame the handler gets.
 ///
 /// Scripts are installed and cleared from the engine's queue while pictures are drawn on its
 /// video thread: the lock guards both.
@@ -51,13 +50,9 @@ package final class SubtitleOverlay: @unchecked Sendable {
     private var renderer: SubtitleRenderer?
     private var rendering: SubtitleRendering?
     private var delay: TimeInterval = 0
-    private var scratch: UnsafeMutableRawPointer?
-    private var scratchCapacity = 0
 
     /// An overlay with nothing to draw.
     package init() {}
-
-    deinit { free(scratch) }
 
     /// Draws `script` from now on (replacing the one before). Without libass nothing is drawn.
     package func install(_ script: SubtitleScript) {
@@ -90,27 +85,15 @@ package final class SubtitleOverlay: @unchecked Sendable {
     /// True while a script is installed.
     package var isDrawing: Bool { lock.withLock { rendering != nil } }
 
-    /// The picture at media time `time` (RGBA rows `bytesPerRow` apart) with the text that
-    /// shows then drawn on a copy, handed to `body`; the picture itself when no text shows.
-    package func withDrawn<R>(_ pixels: UnsafeRawBufferPointer, size: VideoSize, bytesPerRow: Int, at time: TimeInterval,
-                              _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    /// Draws the text that shows at media time `time` onto the RGBA picture at `pixels`
+    /// (`width` x `height`, rows `bytesPerRow` apart); nothing when no text shows.
+    package func draw(at time: TimeInterval, onto pixels: UnsafeMutableRawPointer, width: Int, height: Int, bytesPerRow: Int) {
         lock.lock()
         defer { lock.unlock() }
-        guard let renderer, let rendering, !size.isEmpty, pixels.count >= bytesPerRow * size.height else { return body(pixels) }
+        guard let renderer, let rendering, width > 0, height > 0 else { return }
         let milliseconds = Int64(((time - delay) * 1000).rounded())
-        guard let images = renderer.rendered(rendering, atMilliseconds: milliseconds, width: size.width, height: size.height) else {
-            return body(pixels)
-        }
-        let byteCount = bytesPerRow * size.height
-        if byteCount > scratchCapacity {
-            free(scratch)
-            scratch = malloc(byteCount)
-            scratchCapacity = scratch == nil ? 0 : byteCount
-        }
-        guard let scratch, let source = pixels.baseAddress else { return body(pixels) }
-        scratch.copyMemory(from: source, byteCount: byteCount)
-        renderer.draw(images, onto: scratch, width: size.width, height: size.height, bytesPerRow: bytesPerRow, order: .rgba)
-        return body(UnsafeRawBufferPointer(start: scratch, count: byteCount))
+        renderer.draw(rendering, atMilliseconds: milliseconds, onto: pixels, width: width, height: height,
+                      bytesPerRow: bytesPerRow, order: .rgba)
     }
 }
 #endif

@@ -107,12 +107,7 @@ package final class X11PictureWindow {
         if layout.content != PixelRect(x: 0, y: 0, width: viewport.width, height: viewport.height) {
             buffer.initializeMemory(as: UInt8.self, repeating: 0, count: rowBytes * viewport.height)
         }
-        // The crop is in display pixels; the picture is in storage pixels.
-        let scaleX = Double(picture.width) / Double(max(1, naturalSize.width))
-        let scaleY = Double(picture.height) / Double(max(1, naturalSize.height))
-        let crop = PixelRect(x: Int(Double(layout.crop.x) * scaleX), y: Int(Double(layout.crop.y) * scaleY),
-                             width: max(1, Int(Double(layout.crop.width) * scaleX)),
-                             height: max(1, Int(Double(layout.crop.height) * scaleY)))
+        let crop = picture.storageCrop(layout.crop, naturalSize: naturalSize)
         let content = VideoSize(width: layout.content.width, height: layout.content.height)
         if let converted = converter.convert(picture, crop: crop, to: content, format: .bgra) {
             let origin = buffer + layout.content.y * rowBytes + layout.content.x * 4

@@ -299,12 +299,10 @@ extension FFmpegSession {
         lock.unlock()
         let subtitles = self.subtitles
         if framesWanted {
-            if let picture = state.converter.convert(SourcePicture(frame: displayed.frame), to: size) {
-                // The selected subtitle, drawn on the converter's buffer (this thread's own).
-                subtitles.draw(at: slot.time, onto: picture.mutableBase, width: size.width, height: size.height,
-                               bytesPerRow: picture.layout.bytesPerRow, order: .rgba)
-                sink.presentFrame(picture.bytes, size: size, bytesPerRow: picture.layout.bytesPerRow,
-                                  presentationTime: max(0, slot.time))
+            // Converted straight into the handler's frame, the selected subtitle drawn on it.
+            sink.presentFrame(SourcePicture(frame: displayed.frame), naturalSize: size, presentationTime: max(0, slot.time),
+                              converter: state.converter) { pixels, width, height, bytesPerRow in
+                subtitles.draw(at: slot.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow, order: .rgba)
             }
         }
         state.window?.draw(SourcePicture(frame: displayed.frame), naturalSize: size, mode: mode) { pixels, width, height, bytesPerRow in

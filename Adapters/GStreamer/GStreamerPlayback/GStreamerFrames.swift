@@ -21,9 +21,10 @@ struct PipelineSample: @unchecked Sendable {
         GStreamerFrames.withYUVFrame(of: sample, time: presentationTime ?? 0, converter: converter, body)
     }
 
-    /// Calls `body` with the picture's RGBA pixels, size and row stride; nil if it is not RGBA.
-    func withRGBAPixels<T>(_ body: (UnsafeRawBufferPointer, VideoSize, _ bytesPerRow: Int) -> T) -> T? {
-        GStreamerFrames.withRGBAPixels(of: sample, body)
+    /// Calls `body` with the picture as the picture converter reads it, and its display size;
+    /// nil if its format is not one the converter reads.
+    func withSourcePicture<T>(_ body: (SourcePicture, VideoSize) -> T) -> T? {
+        GStreamerFrames.withSourcePicture(of: sample, body)
     }
 
     /// The sample, referenced for as long as the result lives.
@@ -101,6 +102,65 @@ enum GStreamerFrames {
         guard let data = map.data, map.size >= stride * (size.height - 1) + size.width * 4 else { return nil }
         return body(UnsafeRawBufferPointer(start: data, count: Int(map.size)), size, stride)
     }
+
+    // MARK: - Pictures for the converter
+
+    /// The raw formats the `.frames` output takes as the decoder makes them (videoconvert
+    /// passes them through untouched and converts only others), by GStreamer's name, with the
+    /// libavutil name of the same layout: the picture converter reads each one straight from
+    /// the decoder's buffer, planes and strides as they are.
+    static let converterFormats: [(gstreamer: String, libav: String)] = [
+        ("I420", "yuv420p"), ("NV12", "nv12"), ("NV21", "nv21"), ("Y42B", "yuv422p"), ("Y444", "yuv444p"),
+        ("Y41B", "yuv411p"), ("A420", "yuva420p"), ("I420_10LE", "yuv420p10le"), ("I422_10LE", "yuv422p10le"),
+        ("Y444_10LE", "yuv444p10le"), ("I420_12LE", "yuv420p12le"), ("I422_12LE", "yuv422p12le"),
+        ("Y444_12LE", "yuv444p12le"), ("P010_10LE", "p010le"), ("GRAY8", "gray"), ("GRAY16_LE", "gray16le"),
+        ("GBR", "gbrp"), ("GBR_10LE", "gbrp10le"), ("RGBA", "rgba"), ("BGRA", "bgra"), ("ARGB", "argb"),
+        ("ABGR", "abgr"), ("RGBx", "rgb0"), ("BGRx", "bgr0"), ("xRGB", "0rgb"), ("xBGR", "0bgr"),
+        ("RGB", "rgb24"), ("BGR", "bgr24"),
+    ]
+
+    /// `converterFormats` as libavutil pixel format values, by GStreamer's name (the ones this
+    /// libavutil knows).
+    private static let libavFormats: [String: Int32] = Dictionary(uniqueKeysWithValues: converterFormats.compactMap { entry in
+        let value = I420Converter.pixelFormat(named: entry.libav)
+        return value >= 0 ? (entry.gstreamer, value) : nil
+    })
+
+    /// Raw video caps in any of the formats the converter reads.
+    static func converterCaps() -> UnsafeMutablePointer<GstCaps> {
+        let names = converterFormats.map(\.gstreamer).filter { libavFormats[$0] != nil }
+        return gst_caps_from_string("video/x-raw,format=(string){\(names.joined(separator: ","))}")!
+    }
+
+    /// Calls `body` with the picture of `sample` as the converter reads it (the buffer's own
+    /// planes, mapped for the call with the strides and offsets the decoder's video meta
+    /// gives) and its display size; nil when its format is not one of `converterFormats`.
+    static func withSourcePicture<T>(of sample: OpaquePointer, _ body: (SourcePicture, VideoSize) -> T) -> T? {
+        guard let caps = gst_sample_get_caps(sample), var info = videoInfo(caps),
+              let buffer = gst_sample_get_buffer(sample), let display = naturalSize(of: caps),
+              let name = gst_video_format_to_string(info.finfo.pointee.format),
+              let format = libavFormats[String(cString: name)] else { return nil }
+        var frame = GstVideoFrame()
+        guard gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_video_frame_unmap(&frame) }
+        let planeCount = Int(info.finfo.pointee.n_planes)
+        let data = withUnsafeBytes(of: frame.data) { Array($0.bindMemory(to: UnsafeMutableRawPointer?.self).prefix(planeCount)) }
+        let strides = withUnsafeBytes(of: frame.info.stride) { Array($0.bindMemory(to: gint.self).prefix(planeCount)) }
+        let colorimetry = info.colorimetry
+        let matrix: ColorMatrix
+        switch colorimetry.matrix {
+        case GST_VIDEO_COLOR_MATRIX_BT601: matrix = .bt601
+        case GST_VIDEO_COLOR_MATRIX_BT709: matrix = .bt709
+        default: matrix = YUVColorMatrix.assumed(forHeight: Int(info.height)) == .bt709 ? .bt709 : .bt601
+        }
+        let picture = SourcePicture(format: .libav(format), width: Int(info.width), height: Int(info.height),
+                                    planes: data.map { $0.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) } },
+                                    strides: strides.map { Int($0) }, matrix: matrix,
+                                    fullRange: colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255)
+        return body(picture, display)
+    }
+
+    // MARK: - YUV pictures
 
     /// Calls `body` with the I420 or NV12 picture of `sample` as a `YUVFrame`, its planes
     /// mapped (with the strides and offsets the decoder's video meta gives) for the call.

@@ -110,25 +110,23 @@ final class GStreamerPipeline: @unchecked Sendable {
         }, userData)))
     }
 
-    /// videoconvert ! videoscale ! capsfilter(RGBA, square pixels) ! appsink: natural-size
-    /// RGBA pictures (videoscale stretches the width to undo a non-square pixel aspect).
-    /// `yuv`: videoconvert ! capsfilter(I420 or NV12) ! appsink instead, the decoder's
-    /// pictures at their stored size; videoconvert passes a decoder's I420 or NV12 buffer
-    /// through untouched and converts only other formats (4:4:4, 10-bit).
+    /// videoconvert ! capsfilter ! appsink, the decoder's pictures at their stored size: for
+    /// `.frames`, in any format the picture converter reads (which converts and scales them
+    /// to RGBA at the display size in one pass); for `yuv`, I420 or NV12. videoconvert passes
+    /// a decoder's buffer in one of those formats through untouched and converts only others.
     private func makeFrameSinkBin(yuv: Bool, userData: UnsafeMutableRawPointer) throws -> UnsafeMutablePointer<GstElement> {
         let bin = gst_bin_new("video-frames")!
         let convert = try Self.make("videoconvert", nil, package: "gstreamer1.0-plugins-base")
-        let scale = yuv ? nil : try Self.make("videoscale", nil, package: "gstreamer1.0-plugins-base")
         let filter = try Self.make("capsfilter", nil, package: "gstreamer1.0 (core)")
         let sink = try Self.make("appsink", "frames", package: "gstreamer1.0-plugins-base")
-        let caps = yuv ? gst_caps_from_string("video/x-raw,format=(string){I420,NV12}")! : pk_gst_caps_rgba(0, 0)
+        let caps = yuv ? gst_caps_from_string("video/x-raw,format=(string){I420,NV12}")! : GStreamerFrames.converterCaps()
         pk_gst_set_caps(filter, "caps", caps)
         pk_gst_set_caps(sink, "caps", caps)
         gst_caps_unref(caps)
         pk_gst_set_bool(sink, "sync", 1)
         pk_gst_set_bool(sink, "enable-last-sample", 1)
         pk_gst_set_bool(sink, "emit-signals", 0)
-        let chain = [convert] + (scale.map { [$0] } ?? []) + [filter, sink]
+        let chain = [convert, filter, sink]
         for element in chain { gst_bin_add(pk_gst_bin(bin), element) }
         guard zip(chain, chain.dropFirst()).allSatisfy({ gst_element_link($0, $1) != 0 }),
               let target = gst_element_get_static_pad(convert, "sink") else {

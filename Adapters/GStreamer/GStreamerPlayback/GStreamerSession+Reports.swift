@@ -177,8 +177,9 @@ extension GStreamerSession {
             sample.withYUVFrame(converter: yuvConverter) { sink.presentYUVFrame($0) }
             return
         }
-        sample.withRGBAPixels { pixels, size, stride in
-            sink.presentFrame(pixels, size: size, bytesPerRow: stride, presentationTime: time)
+        // Converted once, from the decoder's own format, into the handler's frame.
+        sample.withSourcePicture { picture, display in
+            sink.presentFrame(picture, naturalSize: display, presentationTime: time, converter: frameConverter)
         }
     }
 }

@@ -24,6 +24,9 @@ final class GStreamerSession: @unchecked Sendable {
     let frameState = Locked(FrameState())
     /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures of a `.yuvFrames` output.
     let yuvConverter = YUVFrameConverter()
+    /// Converts the pictures for the `.frames` handler; used only inside the frame
+    /// presenter's `present`, whose lock serializes the streaming threads.
+    let frameConverter = PictureConverter()
     /// The pipeline for other threads (pause, thumbnails); the loop thread uses `pipeline`.
     let sharedPipeline = Locked<GStreamerPipeline?>(nil)
     /// The loopback relay playbin reads a remote source through when the app gave request

@@ -72,6 +72,13 @@ enum MPVConfiguration {
             // failed output probes closed file descriptor 0, which may be an X connection).
             list.append(("vo", "libmpv"))
         }
+        if case .none = options.videoOutput {} else {
+            // The software renderer converts with libswscale's fast paths (its unscaled
+            // YUV-to-RGB converters) instead of zimg or libswscale's exact ones: measured on
+            // 1080p30 H.264, 6 CPU s for 20 s of video instead of 9.5.
+            list.append(("sws-allow-zimg", "no"))
+            list.append(("sws-fast", "yes"))
+        }
         if let cap = options.maxBufferBytes, cap > 0 {
             list.append(("demuxer-max-bytes", String(cap)))
             list.append(("demuxer-max-back-bytes", "0"))

@@ -114,8 +114,9 @@ final class MPVSession: @unchecked Sendable {
     private let options: PlaybackOptions
     let shared = Locked(Shared())
     let frameTimes = MPVFrameTimes()
-    /// The last drawn picture, for thumbnails.
-    let lastFrame = LastFrameStore()
+    /// Converts the rendered pictures for the `.frames` handler; used only inside the frame
+    /// presenter's `present` (the render thread).
+    let frameConverter = PictureConverter()
     /// Converts drawn pictures for a `.yuvFrames` output (render thread).
     let yuvOutput: MPVYUVOutput?
     /// Draws a `.window` output's pictures into the app's window (and again on expose,
@@ -188,7 +189,7 @@ final class MPVSession: @unchecked Sendable {
     /// Ends the session: no more reports; the event thread tears the core down and exits.
     func close() {
         shared.withLock { $0.closing = true }
-        lastFrame.clear()
+        renderer?.forgetKept()
         handle.wakeup()
     }
 
@@ -252,7 +253,7 @@ final class MPVSession: @unchecked Sendable {
     /// frame the video output holds.
     func thumbnail() -> VideoFrame? {
         // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
-        if renderer != nil, yuvOutput == nil, !shared.get().subtitleSelected { return lastFrame.latest() }
+        if let renderer, yuvOutput == nil, !shared.get().subtitleSelected { return renderer.keptFrame() }
         return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
     }
 
@@ -265,33 +266,37 @@ final class MPVSession: @unchecked Sendable {
         // Before prepared the core is paused at the start: no later sample is coming.
         let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame,
                                     waitsForSample: shared.get().prepareReported)
-        if yuvOutput == nil {
-            lastFrame.store(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
-        }
-        if let windowPresenter {
-            // Drawn from the kept copy, now and on expose, resize or a new mode.
-            let kept = lastFrame
+        // Kept for thumbnails (not the stored-size pictures of `.yuvFrames`).
+        if yuvOutput == nil { renderer?.keepPictureHandedOver(at: time) }
+        if let windowPresenter, let renderer {
+            // Drawn from the kept picture, now and on expose, resize or a new mode.
             windowPresenter.show { draw in
-                guard let frame = kept.latest() else { return }
-                frame.pixels.withUnsafeBufferPointer { pixels in
-                    guard let base = pixels.baseAddress else { return }
-                    draw(.rgba(base, width: frame.width, height: frame.height, bytesPerRow: frame.bytesPerRow), frame.size)
+                renderer.withKeptPicture { pixels, size, bytesPerRow, _ in
+                    draw(.rgba(pixels.assumingMemoryBound(to: UInt8.self), width: size.width, height: size.height,
+                               bytesPerRow: bytesPerRow), size)
                 }
             }
         }
-        if picture.isNewFrame, sink.frames != nil {
-            sink.presentFrame(picture.pixels, size: picture.size, bytesPerRow: picture.bytesPerRow, presentationTime: time)
+        if picture.isNewFrame, sink.frames != nil, let base = picture.pixels.baseAddress {
+            sink.presentFrame(.rgba(base.assumingMemoryBound(to: UInt8.self), width: picture.size.width,
+                                    height: picture.size.height, bytesPerRow: picture.bytesPerRow),
+                              naturalSize: picture.size, presentationTime: time, converter: frameConverter)
         }
         if picture.isNewFrame, let yuvOutput { yuvOutput.present(picture, time: time, sink: sink) }
-        // Counted only once stored, so whoever waits on the count finds the picture in place.
+        count(isNewFrame: picture.isNewFrame, at: time)
+    }
+
+    /// Counts a drawn picture, once stored and handed over, so that whoever waits on the
+    /// count finds the picture in place.
+    private func count(isNewFrame: Bool, at time: TimeInterval) {
         let state = shared.withLock { state -> Shared in
-            if picture.isNewFrame {
+            if isNewFrame {
                 state.newFrames += 1
                 state.lastNewFrameTime = time
             }
             return state
         }
-        PlaybackLog.log(.debug, "mpv", "drew \(picture.isNewFrame ? "frame" : "redraw") \(state.newFrames) at \(time)")
+        PlaybackLog.log(.debug, "mpv", "drew \(isNewFrame ? "frame" : "redraw") \(state.newFrames) at \(time)")
     }
 
     /// The renderer handled every request: wake the event thread if a prepare or seek waits.
@@ -497,11 +502,9 @@ final class MPVSession: @unchecked Sendable {
             return reached
         }
         if let completed {
-            if paused, var frame = lastFrame.latest() {
-                // The drawn picture is the one at the target; it may have been drawn before
-                // the new position reached this thread.
-                frame.presentationTime = completed
-                lastFrame.store(frame)
+            // The drawn picture is the one at the target; it may have been drawn before the
+            // new position reached this thread.
+            if paused, renderer?.restampKept(completed) == true {
                 frameTimes.settle(at: completed)
             }
             sink.seekCompleted(completed)

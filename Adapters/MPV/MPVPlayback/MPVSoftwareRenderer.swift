@@ -55,7 +55,9 @@ final class MPVRenderUpdates: @unchecked Sendable {
 /// functions, as render.h requires.
 final class MPVSoftwareRenderer: @unchecked Sendable {
     // @unchecked: `context` is used by the render thread until it finishes, then freed by
-    // `stop()` once; the buffer fields are render-thread only; `updates` guards its own fields.
+    // `stop()` once; `buffers` is changed by the render thread only, with `keptLock` held,
+    // and read by others with it held; `drawIndex` is render-thread only; `kept` is guarded
+    // by `keptLock`; `handedOver` is render-thread only; `updates` guards its own fields.
     private let context: OpaquePointer
     private let updates = MPVRenderUpdates()
     private let onPicture: @Sendable (MPVRenderedPicture) -> Void
@@ -63,8 +65,17 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     /// Whether the fourth byte of each pixel is made opaque alpha (RGBA pictures); pictures
     /// that are converted on (to YUV) leave it as mpv wrote it.
     private let makesAlphaOpaque: Bool
-    private var buffer: UnsafeMutableRawPointer?
-    private var bufferCapacity = 0
+    /// Two buffers drawn into in turn: the one not kept is drawn into, so the kept picture
+    /// (thumbnails, a window's redraws) is read without a copy per frame. Changed by the
+    /// render thread only, with `keptLock` held (others read them with it held); the kept one
+    /// is never changed while it is kept.
+    private var buffers: [(pointer: UnsafeMutableRawPointer?, capacity: Int)] = [(nil, 0), (nil, 0)]
+    private var drawIndex = 0
+    /// The picture being handed to `onPicture` (render thread only).
+    private var handedOver: (index: Int, size: VideoSize, bytesPerRow: Int)?
+    /// The picture kept, guarded by `keptLock`.
+    private let keptLock = MutexLock()
+    private var kept: (index: Int, size: VideoSize, bytesPerRow: Int, time: TimeInterval)?
     private var isStopped = false
 
     /// Takes ownership of `context` and starts the render thread, which calls `onPicture` for
@@ -83,7 +94,54 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     }
 
     deinit {
-        free(buffer)
+        for buffer in buffers { free(buffer.pointer) }
+    }
+
+    // MARK: - The kept picture (any thread)
+
+    /// The kept picture as tightly packed RGBA, or nil.
+    func keptFrame() -> VideoFrame? {
+        withKeptPicture { pixels, size, bytesPerRow, time in
+            let rowBytes = size.width * 4
+            let copied = [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
+                for row in 0..<size.height {
+                    UnsafeMutableRawPointer(out.baseAddress! + row * rowBytes).copyMemory(from: pixels + row * bytesPerRow, byteCount: rowBytes)
+                }
+                count = rowBytes * size.height
+            }
+            return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: copied, presentationTime: time)
+        }
+    }
+
+    /// Calls `body` with the kept picture (RGBA rows, borrowed for the call), its size, row
+    /// stride and time; nil when none is kept.
+    func withKeptPicture<T>(_ body: (UnsafeRawPointer, VideoSize, _ bytesPerRow: Int, TimeInterval) -> T) -> T? {
+        keptLock.lock()
+        defer { keptLock.unlock() }
+        guard let kept, let pointer = buffers[kept.index].pointer else { return nil }
+        return body(UnsafeRawPointer(pointer), kept.size, kept.bytesPerRow, kept.time)
+    }
+
+    /// Keeps the picture being handed over, stamped `time`, for thumbnails and redraws; the
+    /// next picture is drawn into the other buffer. Called by `onPicture` (the render thread).
+    func keepPictureHandedOver(at time: TimeInterval) {
+        guard let picture = handedOver else { return }
+        keptLock.withLock { kept = (picture.index, picture.size, picture.bytesPerRow, time) }
+        drawIndex = 1 - picture.index
+    }
+
+    /// Stamps the kept picture with `time` (a paused seek drew it before its time was known);
+    /// false when none is kept.
+    func restampKept(_ time: TimeInterval) -> Bool {
+        keptLock.withLock {
+            kept?.time = time
+            return kept != nil
+        }
+    }
+
+    /// Forgets the kept picture.
+    func forgetKept() {
+        keptLock.withLock { kept = nil }
     }
 
     /// True while mpv has asked for a picture that is not drawn and handed over yet.
@@ -176,16 +234,29 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         let size = owesFrame ? VideoSize(width: 1, height: 1) : knownSize
         let bytesPerRow = (size.width * 4 + 63) & ~63
         let byteCount = bytesPerRow * size.height
-        if byteCount > bufferCapacity {
-            free(buffer)
-            buffer = pk_mpv_aligned_alloc(byteCount)
-            bufferCapacity = buffer == nil ? 0 : byteCount
+        let index = drawIndex
+        if byteCount > buffers[index].capacity {
+            // Not the kept buffer: that one is never drawn into.
+            free(buffers[index].pointer)
+            let fresh = pk_mpv_aligned_alloc(byteCount)
+            keptLock.withLock { buffers[index] = (fresh, fresh == nil ? 0 : byteCount) }
             // mpv leaves rgb0's fourth byte alone: zeroed once, a picture converted on (to
             // YUV, alpha left as it is) reads no uninitialised memory.
-            buffer?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+            fresh?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
         }
-        guard let buffer else { return }
+        guard let buffer = buffers[index].pointer, draw(into: buffer, size: size, bytesPerRow: bytesPerRow),
+              !owesFrame else { return }
+        if makesAlphaOpaque { Self.makeOpaque(buffer, size: size, bytesPerRow: bytesPerRow) }
+        handedOver = (index, size, bytesPerRow)
+        onPicture(MPVRenderedPicture(
+            pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),
+            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame, requestedAt: requestedAt))
+        handedOver = nil
+    }
 
+    /// Has mpv draw its frame as "rgb0" at `size` into `pixels` (rows `bytesPerRow` apart,
+    /// a multiple of 4); false (logged) when mpv could not.
+    private func draw(into pixels: UnsafeMutableRawPointer, size: VideoSize, bytesPerRow: Int) -> Bool {
         var dimensions: [Int32] = [Int32(size.width), Int32(size.height)]
         var stride = bytesPerRow
         let status = dimensions.withUnsafeMutableBufferPointer { dimensionsPointer in
@@ -195,7 +266,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
                         mpv_render_param(type: MPV_RENDER_PARAM_SW_SIZE, data: dimensionsPointer.baseAddress),
                         mpv_render_param(type: MPV_RENDER_PARAM_SW_FORMAT, data: UnsafeMutableRawPointer(mutating: format)),
                         mpv_render_param(type: MPV_RENDER_PARAM_SW_STRIDE, data: stridePointer),
-                        mpv_render_param(type: MPV_RENDER_PARAM_SW_POINTER, data: buffer),
+                        mpv_render_param(type: MPV_RENDER_PARAM_SW_POINTER, data: pixels),
                         mpv_render_param(type: MPV_RENDER_PARAM_INVALID, data: nil),
                     ]
                     return pk_mpv_render_context_render(context, &params)
@@ -204,20 +275,19 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         }
         guard status >= 0 else {
             PlaybackLog.log(.warning, "mpv", "mpv_render_context_render: \(MPVHandle.describe(status))")
-            return
+            return false
         }
-        guard !owesFrame else { return }
-        if makesAlphaOpaque {
-            // "rgb0" leaves the fourth byte undefined: make it opaque alpha.
-            let bytes = buffer.assumingMemoryBound(to: UInt8.self)
-            for row in 0..<size.height {
-                let start = row * bytesPerRow
-                for column in 0..<size.width { bytes[start + column * 4 + 3] = 255 }
-            }
+        return true
+    }
+
+    /// Sets the fourth byte of every pixel to 255: "rgb0" leaves it undefined. One 32-bit
+    /// OR per pixel, which the compiler turns into vector instructions.
+    private static func makeOpaque(_ pixels: UnsafeMutableRawPointer, size: VideoSize, bytesPerRow: Int) {
+        let alpha = UInt32(0xFF00_0000).littleEndian
+        for row in 0..<size.height {
+            let words = (pixels + row * bytesPerRow).assumingMemoryBound(to: UInt32.self)
+            for column in 0..<size.width { words[column] |= alpha }
         }
-        onPicture(MPVRenderedPicture(
-            pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),
-            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame, requestedAt: requestedAt))
     }
 }
 #endif

@@ -90,8 +90,8 @@ enum VLCPictureFormat: Equatable, Sendable {
 /// only when a thumbnail is asked for.
 final class VLCPictureBuffer: @unchecked Sendable {
     // @unchecked: the slots are written by libVLC between the lock and unlock callbacks, which
-    // hold `access`, and read only with `access` held; `shown` and `corrected` are used on
-    // libVLC's video output thread only; the rest is immutable.
+    // hold `access`, and read only with `access` held; `shown` is used on libVLC's video
+    // output thread only; the rest is immutable.
     let owner: VLCVideoCallbacks
     /// The size pictures are drawn at.
     let size: VideoSize
@@ -112,8 +112,6 @@ final class VLCPictureBuffer: @unchecked Sendable {
     private var writing: Int?
     private var lastShown: Int?
     private var kept: Int?
-    private var corrected: UnsafeMutableRawPointer?
-    private var correctedSize = VideoSize.zero
     private var converter: PictureConverter?
     /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures handed to a `.yuvFrames` handler.
     private let yuvConverter = YUVFrameConverter()
@@ -139,7 +137,6 @@ final class VLCPictureBuffer: @unchecked Sendable {
 
     deinit {
         slots.forEach { $0.deallocate() }
-        corrected?.deallocate()
     }
 
     // MARK: - libVLC's video output thread
@@ -192,32 +189,6 @@ final class VLCPictureBuffer: @unchecked Sendable {
     /// Keeps the last displayed slot for thumbnails (converted or copied only when one is asked for).
     func keepLastShown() {
         access.withLock { kept = lastShown }
-    }
-
-    /// The last displayed RGBA picture as drawn, or resampled to `display` when given (nearest
-    /// neighbour, undoing libVLC's stretch over a padded buffer). Video output thread only.
-    func rgbaOutput(correctedTo display: VideoSize?) -> (bytes: UnsafeRawBufferPointer, size: VideoSize, pitch: Int) {
-        let pixels = slots[access.withLock { lastShown } ?? 0]
-        let pitch = pitches[0]
-        guard let display, display != size, !display.isEmpty else {
-            return (UnsafeRawBufferPointer(start: pixels, count: pitch * size.height), size, pitch)
-        }
-        let rowBytes = display.width * 4
-        if corrected == nil || correctedSize != display {
-            corrected?.deallocate()
-            corrected = UnsafeMutableRawPointer.allocate(byteCount: rowBytes * display.height, alignment: 64)
-            correctedSize = display
-        }
-        let target = corrected!.assumingMemoryBound(to: UInt32.self)
-        for row in 0..<display.height {
-            let sourceRow = min(size.height - 1, (2 * row + 1) * size.height / (2 * display.height))
-            let source = pixels.advanced(by: sourceRow * pitch).assumingMemoryBound(to: UInt32.self)
-            let out = target.advanced(by: row * display.width)
-            for column in 0..<display.width {
-                out[column] = source[min(size.width - 1, (2 * column + 1) * size.width / (2 * display.width))]
-            }
-        }
-        return (UnsafeRawBufferPointer(start: corrected, count: rowBytes * display.height), display, rowBytes)
     }
 
     // MARK: - Any thread

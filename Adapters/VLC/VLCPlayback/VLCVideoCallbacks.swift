@@ -2,17 +2,18 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import PictureConversion
 import PlaybackKit
 import SubtitleOverlay
 import WindowPresentation
 
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
 /// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
-/// the `.frames` handler when there is one. For the handler they come as RGBA at the display
-/// size; for a `.yuvFrames` handler, and without a handler, in the decoder's own 4:2:0 YUV
-/// format when it is one the adapter can read (libVLC then only copies each picture into our
-/// pitches, and a thumbnail is converted when asked for; a `.yuvFrames` handler is given the
-/// slot's planes).
+/// the `.frames` handler when there is one. They come in the decoder's own 4:2:0 YUV format
+/// when it is one the adapter can read, else as I420 (libVLC then only copies each picture
+/// into our pitches): a `.yuvFrames` handler is given the slot's planes, a `.frames` handler
+/// a frame our converter fills from them, and a thumbnail is converted when asked for.
+/// Without any output, a format that is not 4:2:0 comes as RGBA.
 final class VLCVideoCallbacks: @unchecked Sendable {
     // @unchecked: every stored property is immutable or Locked; pictures live in
     // `VLCPictureBuffer`s, one per libVLC video output.
@@ -29,6 +30,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let subtitles: SubtitleOverlay?
     /// Draws the pictures into the app's window (`.window` output).
     private let window: X11WindowPresenter?
+    /// Converts the pictures for the `.frames` handler; used only inside the frame
+    /// presenter's `present`, whose lock serializes the video outputs' threads.
+    private let frameConverter = PictureConverter()
     private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
     private let watch = Locked(Watch.off)
@@ -311,11 +315,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         guard !display.isEmpty else { return nil }
         let format: VLCPictureFormat
-        if sink.wantsYUVFrames || window != nil {
-            // The decoder's own 4:2:0 format; anything else libVLC converts to I420.
+        if sink.wantsYUVFrames || sink.frames != nil || window != nil {
+            // The decoder's own 4:2:0 format; anything else libVLC converts to I420. A picture
+            // for `.frames` or a window is converted to RGBA once, by our converter, straight
+            // into the frame or the window's image.
             format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .i420
         } else {
-            format = sink.frames == nil ? VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba : .rgba
+            format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba
         }
         let size = format == .rgba ? display : storage
         // Four characters, e.g. "RGBA": bytes R, G, B, A in memory, what VideoFrame holds.
@@ -360,22 +366,20 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             // the latest.
             window.show { [store] draw in store.withKeptPicture(draw) }
         }
-        guard picture.format == .rgba else {
-            if stamp.present, sink.wantsYUVFrames {
-                picture.presentKept(display: correction ?? picture.display, presentationTime: stamp.time, to: sink)
+        if stamp.present, picture.format != .rgba {
+            let display = correction ?? picture.display
+            if sink.wantsYUVFrames {
+                picture.presentKept(display: display, presentationTime: stamp.time, to: sink)
             }
-            notifyIfAsked()
-            return
-        }
-        let (bytes, size, pitch) = picture.rgbaOutput(correctedTo: correction)
-        if stamp.present, sink.frames != nil {
-            if let subtitles {
-                // Drawn on a copy: the slot stays the clean picture thumbnails read.
-                subtitles.withDrawn(bytes, size: size, bytesPerRow: pitch, at: stamp.time) { drawn in
-                    sink.presentFrame(drawn, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
+            if sink.frames != nil {
+                // Converted once into the handler's frame; the subtitle is drawn there, so the
+                // slot stays the clean picture thumbnails read.
+                picture.withKept { source in
+                    sink.presentFrame(source, naturalSize: display, presentationTime: stamp.time,
+                                      converter: frameConverter) { [subtitles] pixels, width, height, bytesPerRow in
+                        subtitles?.draw(at: stamp.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow)
+                    }
                 }
-            } else {
-                sink.presentFrame(bytes, size: size, bytesPerRow: pitch, presentationTime: stamp.time)
             }
         }
         notifyIfAsked()
