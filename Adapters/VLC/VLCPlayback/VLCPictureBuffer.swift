@@ -246,6 +246,17 @@ final class VLCPictureBuffer: @unchecked Sendable {
         body(sourcePicture(slot: kept))
     }
 
+    /// Calls `body` with the kept picture as the converter reads it, YUV or RGBA (drawn at
+    /// `size`), its slot borrowed for the call as in `withKept`.
+    func withKeptSource(_ body: (SourcePicture) -> Void) {
+        access.lock()
+        defer { access.unlock() }
+        guard let kept else { return }
+        guard format == .rgba else { return body(sourcePicture(slot: kept)) }
+        body(.rgba(UnsafePointer(slots[kept].assumingMemoryBound(to: UInt8.self)), width: size.width, height: size.height,
+                   bytesPerRow: pitches[0]))
+    }
+
     /// The YUV picture in `slot`, as the converter reads it.
     ///
     /// libVLC's format callback does not say which YUV matrix the stream uses: BT.709 is

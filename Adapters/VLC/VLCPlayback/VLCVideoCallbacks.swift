@@ -10,10 +10,10 @@ import WindowPresentation
 /// Receives libVLC's decoded pictures in memory (`libvlc_video_set_callbacks` and
 /// `libvlc_video_set_format_callbacks`), keeps the last one for thumbnails and hands them to
 /// the `.frames` handler when there is one. They come in the decoder's own 4:2:0 YUV format
-/// when it is one the adapter can read, else as I420 (libVLC then only copies each picture
-/// into our pitches): a `.yuvFrames` handler is given the slot's planes, a `.frames` handler
-/// a frame our converter fills from them, and a thumbnail is converted when asked for.
-/// Without any output, a format that is not 4:2:0 comes as RGBA.
+/// when it is one the adapter can read (libVLC then only copies each picture into our
+/// pitches), else as I420 for a `.yuvFrames` handler or a window and as RGBA otherwise: a
+/// `.yuvFrames` handler is given the slot's planes, a `.frames` handler a frame our converter
+/// fills from the slot, and a thumbnail is converted when asked for.
 final class VLCVideoCallbacks: @unchecked Sendable {
     // @unchecked: every stored property is immutable or Locked; pictures live in
     // `VLCPictureBuffer`s, one per libVLC video output.
@@ -315,12 +315,14 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
         guard !display.isEmpty else { return nil }
         let format: VLCPictureFormat
-        if sink.wantsYUVFrames || sink.frames != nil || window != nil {
-            // The decoder's own 4:2:0 format; anything else libVLC converts to I420. A picture
-            // for `.frames` or a window is converted to RGBA once, by our converter, straight
-            // into the frame or the window's image.
+        if sink.wantsYUVFrames || window != nil {
+            // The decoder's own 4:2:0 format; anything else libVLC converts to I420.
             format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .i420
         } else {
+            // The decoder's own 4:2:0 format, which our converter turns into RGBA once,
+            // straight into the `.frames` handler's frame; anything else as RGBA from libVLC
+            // (its conversion of a 4:4:4 picture of odd size to I420 leaves the last chroma
+            // column unwritten, which would reach the frame's edge and the thumbnails).
             format = VLCPictureFormat(yuvChroma: offeredChroma) ?? .rgba
         }
         let size = format == .rgba ? display : storage
@@ -366,15 +368,16 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             // the latest.
             window.show { [store] draw in store.withKeptPicture(draw) }
         }
-        if stamp.present, picture.format != .rgba {
+        if stamp.present {
             let display = correction ?? picture.display
             if sink.wantsYUVFrames {
                 picture.presentKept(display: display, presentationTime: stamp.time, to: sink)
             }
             if sink.frames != nil {
-                // Converted once into the handler's frame; the subtitle is drawn there, so the
-                // slot stays the clean picture thumbnails read.
-                picture.withKept { source in
+                // Converted (an RGBA one scaled to its display size, when libVLC drew it at a
+                // padded one) once into the handler's frame; the subtitle is drawn there, so
+                // the slot stays the clean picture thumbnails read.
+                picture.withKeptSource { source in
                     sink.presentFrame(source, naturalSize: display, presentationTime: stamp.time,
                                       converter: frameConverter) { [subtitles] pixels, width, height, bytesPerRow in
                         subtitles?.draw(at: stamp.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow)
