@@ -130,6 +130,19 @@ public struct VideoFrame: Sendable, Equatable {
     /// The size of the picture.
     public var size: VideoSize { VideoSize(width: width, height: height) }
 
+    /// A tightly packed copy (`bytesPerRow == width * 4`) of the `width` x `height` RGBA
+    /// picture at `base`, whose rows are `bytesPerRow` apart.
+    package init(copying base: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int, presentationTime: TimeInterval) {
+        let rowBytes = width * 4
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { out, count in
+            for row in 0..<height {
+                UnsafeMutableRawPointer(out.baseAddress! + row * rowBytes).copyMemory(from: base + row * bytesPerRow, byteCount: rowBytes)
+            }
+            count = rowBytes * height
+        }
+        self.init(width: width, height: height, bytesPerRow: rowBytes, pixels: pixels, presentationTime: presentationTime)
+    }
+
     /// The RGBA of the pixel at column `x`, row `y`.
     public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
         let i = y * bytesPerRow + x * 4

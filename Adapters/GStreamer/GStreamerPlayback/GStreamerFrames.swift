@@ -146,17 +146,10 @@ enum GStreamerFrames {
         let planeCount = Int(info.finfo.pointee.n_planes)
         let data = withUnsafeBytes(of: frame.data) { Array($0.bindMemory(to: UnsafeMutableRawPointer?.self).prefix(planeCount)) }
         let strides = withUnsafeBytes(of: frame.info.stride) { Array($0.bindMemory(to: gint.self).prefix(planeCount)) }
-        let colorimetry = info.colorimetry
-        let matrix: ColorMatrix
-        switch colorimetry.matrix {
-        case GST_VIDEO_COLOR_MATRIX_BT601: matrix = .bt601
-        case GST_VIDEO_COLOR_MATRIX_BT709: matrix = .bt709
-        default: matrix = YUVColorMatrix.assumed(forHeight: Int(info.height)) == .bt709 ? .bt709 : .bt601
-        }
         let picture = SourcePicture(format: .libav(format), width: Int(info.width), height: Int(info.height),
                                     planes: data.map { $0.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) } },
-                                    strides: strides.map { Int($0) }, matrix: matrix,
-                                    fullRange: colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255)
+                                    strides: strides.map { Int($0) }, matrix: matrix(of: info) == .bt709 ? .bt709 : .bt601,
+                                    fullRange: info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255)
         return body(picture, display)
     }
 
@@ -187,17 +180,19 @@ enum GStreamerFrames {
             planes.append(YUVPlane(baseAddress: UnsafePointer(base.assumingMemoryBound(to: UInt8.self)),
                                    bytesPerRow: Int(strides[index]), rowBytes: plane.rowBytes, rows: plane.rows))
         }
-        let colorimetry = info.colorimetry
-        let matrix: YUVColorMatrix
-        switch colorimetry.matrix {
-        case GST_VIDEO_COLOR_MATRIX_BT709: matrix = .bt709
-        case GST_VIDEO_COLOR_MATRIX_BT601: matrix = .bt601
-        default: matrix = .assumed(forHeight: height)
-        }
         let display = naturalSize(of: caps)
         return body(YUVFrame(layout: layout, width: width, height: height, displaySize: display, planes: planes,
-                             presentationTime: time, matrix: matrix,
-                             fullRange: colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, converter: converter))
+                             presentationTime: time, matrix: matrix(of: info),
+                             fullRange: info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, converter: converter))
+    }
+
+    /// The YUV matrix `info` names; for one it leaves unset, what players assume for its height.
+    private static func matrix(of info: GstVideoInfo) -> YUVColorMatrix {
+        switch info.colorimetry.matrix {
+        case GST_VIDEO_COLOR_MATRIX_BT709: .bt709
+        case GST_VIDEO_COLOR_MATRIX_BT601: .bt601
+        default: .assumed(forHeight: Int(info.height))
+        }
     }
 
     /// The picture of `sample` as RGBA at `size` (default: the natural size its caps
@@ -225,15 +220,8 @@ enum GStreamerFrames {
 
     private static func copyFrame(_ sample: OpaquePointer, time: TimeInterval) -> VideoFrame? {
         withRGBAPixels(of: sample) { pixels, size, stride -> VideoFrame in
-            let rowBytes = size.width * 4
-            var out = [UInt8](repeating: 0, count: rowBytes * size.height)
-            out.withUnsafeMutableBytes { target in
-                for row in 0..<size.height {
-                    let from = UnsafeRawBufferPointer(rebasing: pixels[(row * stride)..<(row * stride + rowBytes)])
-                    UnsafeMutableRawBufferPointer(rebasing: target[(row * rowBytes)..<((row + 1) * rowBytes)]).copyMemory(from: from)
-                }
-            }
-            return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: out, presentationTime: time)
+            VideoFrame(copying: pixels.baseAddress!, width: size.width, height: size.height, bytesPerRow: stride,
+                       presentationTime: time)
         }
     }
 

@@ -102,14 +102,7 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     /// The kept picture as tightly packed RGBA, or nil.
     func keptFrame() -> VideoFrame? {
         withKeptPicture { pixels, size, bytesPerRow, time in
-            let rowBytes = size.width * 4
-            let copied = [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
-                for row in 0..<size.height {
-                    UnsafeMutableRawPointer(out.baseAddress! + row * rowBytes).copyMemory(from: pixels + row * bytesPerRow, byteCount: rowBytes)
-                }
-                count = rowBytes * size.height
-            }
-            return VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: copied, presentationTime: time)
+            VideoFrame(copying: pixels, width: size.width, height: size.height, bytesPerRow: bytesPerRow, presentationTime: time)
         }
     }
 

@@ -200,15 +200,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
         access.withLock {
             guard let kept, !display.isEmpty else { return nil }
             if format == .rgba {
-                let rowBytes = size.width * 4, pitch = pitches[0]
-                let base = UnsafeRawPointer(slots[kept])
-                let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
-                    for row in 0..<size.height {
-                        UnsafeMutableRawPointer(out.baseAddress! + row * rowBytes).copyMemory(from: base + row * pitch, byteCount: rowBytes)
-                    }
-                    count = rowBytes * size.height
-                }
-                let frame = VideoFrame(width: size.width, height: size.height, bytesPerRow: rowBytes, pixels: pixels,
+                let frame = VideoFrame(copying: slots[kept], width: size.width, height: size.height, bytesPerRow: pitches[0],
                                        presentationTime: presentationTime)
                 return display == size ? frame : Self.resample(frame, to: display)
             }
@@ -237,18 +229,10 @@ final class VLCPictureBuffer: @unchecked Sendable {
                                       fullRange: picture.fullRange, converter: yuvConverter))
     }
 
-    /// Calls `body` with the kept YUV picture, the slot's own planes borrowed for the call
-    /// (`access` stays held, so libVLC writes no picture into it meanwhile).
-    func withKept(_ body: (SourcePicture) -> Void) {
-        access.lock()
-        defer { access.unlock() }
-        guard let kept, format != .rgba else { return }
-        body(sourcePicture(slot: kept))
-    }
-
     /// Calls `body` with the kept picture as the converter reads it, YUV or RGBA (drawn at
-    /// `size`), its slot borrowed for the call as in `withKept`.
-    func withKeptSource(_ body: (SourcePicture) -> Void) {
+    /// `size`): the slot's own planes, borrowed for the call (`access` stays held, so libVLC
+    /// writes no picture into it meanwhile).
+    func withKept(_ body: (SourcePicture) -> Void) {
         access.lock()
         defer { access.unlock() }
         guard let kept else { return }

@@ -37,8 +37,8 @@ final class VLCPictureStore: Sendable {
         picture.buffer.presentKept(display: picture.display, presentationTime: picture.presentationTime, to: sink)
     }
 
-    /// Calls `body` with the kept YUV picture (its slot's planes, borrowed for the call) and
-    /// the size it is shown at; nothing when none is kept or it is RGBA.
+    /// Calls `body` with the kept picture (its slot's planes, borrowed for the call) and the
+    /// size it is shown at; nothing when none is kept.
     func withKeptPicture(_ body: (SourcePicture, VideoSize) -> Void) {
         guard let picture = kept.get() else { return }
         picture.buffer.withKept { body($0, picture.display) }

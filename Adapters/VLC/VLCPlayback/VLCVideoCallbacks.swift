@@ -377,7 +377,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 // Converted (an RGBA one scaled to its display size, when libVLC drew it at a
                 // padded one) once into the handler's frame; the subtitle is drawn there, so
                 // the slot stays the clean picture thumbnails read.
-                picture.withKeptSource { source in
+                picture.withKept { source in
                     sink.presentFrame(source, naturalSize: display, presentationTime: stamp.time,
                                       converter: frameConverter) { [subtitles] pixels, width, height, bytesPerRow in
                         subtitles?.draw(at: stamp.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow)
