@@ -18,20 +18,21 @@ extension SourcePicture {
 }
 
 extension PictureConverter {
-    /// Converts (and scales) the target's crop of `picture` to RGBA into the target: straight
-    /// into the frame's rows when they can take libswscale's whole-vector stores (every row
-    /// of the rectangle a whole number of vectors, its start 16-byte aligned), else into the
-    /// converter's own buffer and then copied row by row. False when it cannot be converted.
-    package func draw(_ picture: SourcePicture, into target: FrameTarget) -> Bool {
+    /// Converts (and scales) the target's crop of `picture` to `format` into the target (a
+    /// frame's or a window image's rows): straight into those rows when they can take
+    /// libswscale's whole-vector stores (every row of the rectangle a whole number of vectors,
+    /// its start 16-byte aligned), else into the converter's own buffer and then copied row
+    /// by row. False when it cannot be converted.
+    package func draw(_ picture: SourcePicture, into target: FrameTarget, format: PackedFormat = .rgba) -> Bool {
         guard !target.size.isEmpty else { return false }
         let crop = picture.storageCrop(target.crop, naturalSize: target.naturalSize)
         let rowBytes = target.size.width * 4
         if Int(bitPattern: target.base) % 16 == 0, target.bytesPerRow % 16 == 0, rowBytes % PackedLayout.alignment == 0 {
-            return scale(picture, crop: crop, to: target.size, format: AV_PIX_FMT_RGBA,
+            return scale(picture, crop: crop, to: target.size, format: format == .rgba ? AV_PIX_FMT_RGBA : AV_PIX_FMT_BGRA,
                          planes: [target.base.assumingMemoryBound(to: UInt8.self), nil, nil, nil],
                          strides: [Int32(target.bytesPerRow), 0, 0, 0])
         }
-        guard let converted = convert(picture, crop: crop, to: target.size, format: .rgba) else { return false }
+        guard let converted = convert(picture, crop: crop, to: target.size, format: format) else { return false }
         for row in 0..<target.size.height {
             (target.base + row * target.bytesPerRow).copyMemory(from: converted.base + row * converted.layout.bytesPerRow,
                                                                 byteCount: rowBytes)

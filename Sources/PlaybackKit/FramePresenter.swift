@@ -89,6 +89,16 @@ package struct FrameTarget {
     package let crop: PixelRect
     /// The picture's display size.
     package let naturalSize: VideoSize
+
+    /// A target of `size` at `base` (rows `bytesPerRow` apart) for `crop` of a picture of
+    /// display size `naturalSize`.
+    package init(base: UnsafeMutableRawPointer, bytesPerRow: Int, size: VideoSize, crop: PixelRect, naturalSize: VideoSize) {
+        self.base = base
+        self.bytesPerRow = bytesPerRow
+        self.size = size
+        self.crop = crop
+        self.naturalSize = naturalSize
+    }
 }
 
 extension FramePresenter {

@@ -107,15 +107,11 @@ package final class X11PictureWindow {
         if layout.content != PixelRect(x: 0, y: 0, width: viewport.width, height: viewport.height) {
             buffer.initializeMemory(as: UInt8.self, repeating: 0, count: rowBytes * viewport.height)
         }
-        let crop = picture.storageCrop(layout.crop, naturalSize: naturalSize)
         let content = VideoSize(width: layout.content.width, height: layout.content.height)
-        if let converted = converter.convert(picture, crop: crop, to: content, format: .bgra) {
-            let origin = buffer + layout.content.y * rowBytes + layout.content.x * 4
-            for row in 0..<content.height {
-                (origin + row * rowBytes).copyMemory(from: converted.base + row * converted.layout.bytesPerRow,
-                                                     byteCount: content.width * 4)
-            }
-            overlay(origin, content.width, content.height, rowBytes)
+        let target = FrameTarget(base: buffer + layout.content.y * rowBytes + layout.content.x * 4, bytesPerRow: rowBytes,
+                                 size: content, crop: layout.crop, naturalSize: naturalSize)
+        if converter.draw(picture, into: target, format: .bgra) {
+            overlay(target.base, content.width, content.height, rowBytes)
         }
         image.pointee.data = buffer.assumingMemoryBound(to: CChar.self)
         XPutImage(display, window, context, image, 0, 0, 0, 0, UInt32(viewport.width), UInt32(viewport.height))
