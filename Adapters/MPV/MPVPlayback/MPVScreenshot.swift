@@ -1,7 +1,55 @@
 #if MPV
 import CMPV
+import Dispatch
 import FoundationEssentials
 import PlaybackKit
+
+/// Takes `screenshot-raw` pictures on a worker of its own, so that `thumbnail()` returns within
+/// a bound: each mpv call waits for the core, which a run of seeks can keep busy for longer
+/// than a public call may take.
+///
+/// A call waits up to `wait` for a screenshot begun after it was made (or for one already
+/// under way); when the core is too busy for that, it returns the last picture taken, which
+/// carries its own time (the one it was taken at), and the one under way replaces it when done.
+final class MPVScreenshotTaker: @unchecked Sendable {
+    // @unchecked: `running`, `finished` and `latest` are read and written with `condition` held.
+    private let condition = ConditionVariable()
+    private let handle: MPVHandle
+    private let worker = DispatchQueue(label: "PlaybackKit.mpv.screenshot")
+    private var running = false
+    private var finished = 0
+    private var latest: VideoFrame?
+    /// How long a call waits for a fresh screenshot before it settles for the last one.
+    static let wait: TimeInterval = 0.035
+
+    /// A taker for `handle`'s video output.
+    init(handle: MPVHandle) { self.handle = handle }
+
+    /// The picture on screen now, or the last one taken when the core does not answer within
+    /// `wait`; nil when there is none. `fallbackTime` is read on the worker.
+    func take(fallbackTime: @escaping @Sendable () -> TimeInterval) -> VideoFrame? {
+        condition.lock()
+        defer { condition.unlock() }
+        let before = finished
+        if !running {
+            running = true
+            worker.async { [handle] in
+                let frame = MPVScreenshot.take(from: handle, fallbackTime: fallbackTime())
+                self.condition.lock()
+                self.latest = frame
+                self.finished += 1
+                self.running = false
+                self.condition.broadcast()
+                self.condition.unlock()
+            }
+        }
+        let deadline = monotonicSeconds() + Self.wait
+        while finished == before {
+            guard condition.wait(until: deadline) else { break }
+        }
+        return latest
+    }
+}
 
 /// Thumbnails where no picture passes through memory while playing (`.none`, `.window`): mpv's
 /// `screenshot-raw` of the frame the video output holds, converted to RGBA on demand.

@@ -114,6 +114,8 @@ final class MPVSession: @unchecked Sendable {
     private let options: PlaybackOptions
     let shared = Locked(Shared())
     let frameTimes = MPVFrameTimes()
+    /// Screenshots of the video output's frame for thumbnails without drawn pictures.
+    let screenshots: MPVScreenshotTaker
     /// Converts the rendered pictures for the `.frames` handler; used only inside the frame
     /// presenter's `present` (the render thread).
     let frameConverter = PictureConverter()
@@ -159,6 +161,7 @@ final class MPVSession: @unchecked Sendable {
         let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options),
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
+        screenshots = MPVScreenshotTaker(handle: handle)
         handle.requestLogMessages(level: "error")
         yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
         windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "mpv")
@@ -250,11 +253,11 @@ final class MPVSession: @unchecked Sendable {
     }
 
     /// The picture on screen now: the last drawn one, or else (`.none`) a screenshot of the
-    /// frame the video output holds.
+    /// frame the video output holds (the last one taken while the core is too busy to answer).
     func thumbnail() -> VideoFrame? {
         // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
         if let renderer, yuvOutput == nil, !shared.get().subtitleSelected { return renderer.keptFrame() }
-        return MPVScreenshot.take(from: handle, fallbackTime: frameTimes.latest)
+        return screenshots.take(fallbackTime: { [frameTimes] in frameTimes.latest })
     }
 
     // MARK: - Render thread
