@@ -11,43 +11,81 @@ import PlaybackKit
 /// A call waits up to `wait` for a screenshot begun after it was made (or for one already
 /// under way); when the core is too busy for that, it returns the last picture taken, which
 /// carries its own time (the one it was taken at), and the one under way replaces it when done.
+/// That holds only while the last picture is still current: before the first one, and after
+/// a paused seek (`invalidate()`), when the picture on screen is another one for good, a call
+/// waits up to `firstWait` for a screenshot begun since.
 final class MPVScreenshotTaker: @unchecked Sendable {
-    // @unchecked: `running`, `finished` and `latest` are read and written with `condition` held.
+    // @unchecked: every `var` is read and written with `condition` held.
     private let condition = ConditionVariable()
     private let handle: MPVHandle
+    private let fallbackTime: @Sendable () -> TimeInterval
     private let worker = DispatchQueue(label: "PlaybackKit.mpv.screenshot")
+    /// Counts the moments the last picture stopped being current (`invalidate()`).
+    private var epoch = 0
     private var running = false
+    private var runningEpoch = 0
     private var finished = 0
     private var latest: VideoFrame?
+    /// The epoch the screenshot in `latest` was begun in; -1 before the first.
+    private var latestEpoch = -1
     /// How long a call waits for a fresh screenshot before it settles for the last one.
     static let wait: TimeInterval = 0.035
+    /// How long a call waits when the last screenshot is not current.
+    static let firstWait: TimeInterval = 1
 
-    /// A taker for `handle`'s video output.
-    init(handle: MPVHandle) { self.handle = handle }
+    /// A taker for `handle`'s video output; `fallbackTime` is a picture's time when mpv
+    /// reports no position (read on the worker).
+    init(handle: MPVHandle, fallbackTime: @escaping @Sendable () -> TimeInterval) {
+        self.handle = handle
+        self.fallbackTime = fallbackTime
+    }
 
-    /// The picture on screen now, or the last one taken when the core does not answer within
-    /// `wait`; nil when there is none. `fallbackTime` is read on the worker.
-    func take(fallbackTime: @escaping @Sendable () -> TimeInterval) -> VideoFrame? {
+    /// The picture on screen now, or the last one taken while it is current and the core
+    /// does not answer within `wait`; nil when there is none.
+    func take() -> VideoFrame? {
         condition.lock()
         defer { condition.unlock() }
         let before = finished
-        if !running {
-            running = true
-            worker.async { [handle] in
-                let frame = MPVScreenshot.take(from: handle, fallbackTime: fallbackTime())
-                self.condition.lock()
-                self.latest = frame
-                self.finished += 1
-                self.running = false
-                self.condition.broadcast()
-                self.condition.unlock()
-            }
-        }
-        let deadline = monotonicSeconds() + Self.wait
-        while finished == before {
+        startIfIdle()
+        let deadline = monotonicSeconds() + (latestEpoch == epoch ? Self.wait : Self.firstWait)
+        while finished == before || latestEpoch != epoch {
+            if !running { startIfIdle() }
             guard condition.wait(until: deadline) else { break }
         }
         return latest
+    }
+
+    /// Begins a screenshot unless one is under way, without waiting for it (so that the next
+    /// `take()` finds a current one).
+    func refresh() {
+        condition.lock()
+        startIfIdle()
+        condition.unlock()
+    }
+
+    /// The picture on screen changed for good (a paused seek): the last screenshot no longer
+    /// stands for it, nor does one under way.
+    func invalidate() {
+        condition.lock()
+        epoch += 1
+        condition.unlock()
+    }
+
+    /// Starts a screenshot on the worker unless one runs; `condition` held.
+    private func startIfIdle() {
+        guard !running else { return }
+        running = true
+        runningEpoch = epoch
+        worker.async { [handle, fallbackTime] in
+            let frame = MPVScreenshot.take(from: handle, fallbackTime: fallbackTime())
+            self.condition.lock()
+            self.latest = frame
+            self.latestEpoch = self.runningEpoch
+            self.finished += 1
+            self.running = false
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
     }
 }
 

@@ -161,7 +161,8 @@ final class MPVSession: @unchecked Sendable {
         let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options),
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
-        screenshots = MPVScreenshotTaker(handle: handle)
+        let frameTimes = self.frameTimes
+        screenshots = MPVScreenshotTaker(handle: handle, fallbackTime: { frameTimes.latest })
         handle.requestLogMessages(level: "error")
         yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
         windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "mpv")
@@ -257,7 +258,14 @@ final class MPVSession: @unchecked Sendable {
     func thumbnail() -> VideoFrame? {
         // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
         if let renderer, yuvOutput == nil, !shared.get().subtitleSelected { return renderer.keptFrame() }
-        return screenshots.take(fallbackTime: { [frameTimes] in frameTimes.latest })
+        return screenshots.take()
+    }
+
+    /// The picture shown changed (`invalidating`: for good, a paused seek): where thumbnails
+    /// are screenshots, one of the new picture is begun, so that a thumbnail soon after finds it.
+    private func refreshScreenshots(invalidating: Bool) {
+        if invalidating { screenshots.invalidate() }
+        if renderer == nil || yuvOutput != nil { screenshots.refresh() }
     }
 
     // MARK: - Render thread
@@ -510,6 +518,7 @@ final class MPVSession: @unchecked Sendable {
             if paused, renderer?.restampKept(completed) == true {
                 frameTimes.settle(at: completed)
             }
+            if paused { refreshScreenshots(invalidating: true) }
             sink.seekCompleted(completed)
         }
     }
@@ -522,6 +531,7 @@ final class MPVSession: @unchecked Sendable {
         if let end = handle.getValue("demuxer-cache-state")?["cache-end"]?.double { buffer.playableDuration = end }
         if let position = handle.getInt("stream-pos") { buffer.bytesTransferred = max(buffer.bytesTransferred, Int64(position)) }
         reportBuffer()
+        refreshScreenshots(invalidating: false)
         let info = EngineMediaInfo(duration: duration, naturalSize: hasVideo ? naturalSize : .zero,
                                    hasVideo: hasVideo, hasAudio: hasAudio, frameRate: hasVideo ? handle.nominalFrameRate() : nil)
         PlaybackLog.log(.debug, "mpv", "prepared: \(info)")
