@@ -91,5 +91,26 @@ struct MPVNullOutputTests {
         }
         #expect(previous > 25)
     }
+
+    @Test("after a size change mid-stream the thumbnail has the new size")
+    func thumbnailAfterSizeChange() async throws {
+        let player = try mpvPlayer("size-change.ts")
+        defer { player.shutdown() }
+        let watcher = try await EventRecorder.prepared(player)
+        #expect(player.thumbnailAtCurrentTime()?.size == VideoSize(width: 320, height: 240))
+        let second = VideoSize(width: 480, height: 360)
+        let mark = watcher.mark
+        player.play()
+        try await watcher.waitFor(".naturalSizeAvailable(\(second))", since: mark, timeout: 8) { $0 == .naturalSizeAvailable(second) }
+        // A few frames into the new size (the change is at 2 s), polled against a deadline.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while player.currentPlaybackTime < 2.3, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(player.currentPlaybackTime >= 2.3)
+        for index in 0..<5 {
+            #expect(player.thumbnailAtCurrentTime()?.size == second, "thumbnail \(index) after the size change")
+        }
+    }
 }
 #endif

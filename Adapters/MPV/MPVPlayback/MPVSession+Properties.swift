@@ -123,6 +123,8 @@ extension MPVSession {
         } else {
             renderer?.setTargetSize(size)
         }
+        // A screenshot of the old size no longer stands in for the picture shown.
+        screenshots.invalidate()
         if prepared { sink.naturalSizeChanged(size) }
     }
 }
