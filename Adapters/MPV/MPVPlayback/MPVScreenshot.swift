@@ -12,8 +12,8 @@ import PlaybackKit
 /// under way); when the core is too busy for that, it returns the last picture taken, which
 /// carries its own time (the one it was taken at), and the one under way replaces it when done.
 /// That holds only while the last picture is still current: before the first one, and after
-/// a paused seek (`invalidate()`), when the picture on screen is another one for good, a call
-/// waits up to `firstWait` for a screenshot begun since.
+/// a paused seek or a new size (`invalidate()`), when the picture on screen is another one for
+/// good, a call waits up to `firstWait` for a screenshot begun since.
 final class MPVScreenshotTaker: @unchecked Sendable {
     // @unchecked: every `var` is read and written with `condition` held.
     private let condition = ConditionVariable()
@@ -23,7 +23,6 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     /// Counts the moments the last picture stopped being current (`invalidate()`).
     private var epoch = 0
     private var running = false
-    private var runningEpoch = 0
     private var finished = 0
     private var latest: VideoFrame?
     /// The epoch the screenshot in `latest` was begun in; -1 before the first.
@@ -46,10 +45,9 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let before = finished
-        startIfIdle()
         let deadline = monotonicSeconds() + (latestEpoch == epoch ? Self.wait : Self.firstWait)
         while finished == before || latestEpoch != epoch {
-            if !running { startIfIdle() }
+            startIfIdle()
             guard condition.wait(until: deadline) else { break }
         }
         return latest
@@ -63,8 +61,8 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The picture on screen changed for good (a paused seek): the last screenshot no longer
-    /// stands for it, nor does one under way.
+    /// The picture on screen changed for good (a paused seek, a new size): the last screenshot
+    /// no longer stands for it, nor does one under way.
     func invalidate() {
         condition.lock()
         epoch += 1
@@ -75,12 +73,11 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     private func startIfIdle() {
         guard !running else { return }
         running = true
-        runningEpoch = epoch
-        worker.async { [handle, fallbackTime] in
+        worker.async { [handle, fallbackTime, begunIn = epoch] in
             let frame = MPVScreenshot.take(from: handle, fallbackTime: fallbackTime())
             self.condition.lock()
             self.latest = frame
-            self.latestEpoch = self.runningEpoch
+            self.latestEpoch = begunIn
             self.finished += 1
             self.running = false
             self.condition.broadcast()

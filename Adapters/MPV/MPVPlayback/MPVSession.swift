@@ -256,16 +256,21 @@ final class MPVSession: @unchecked Sendable {
     /// The picture on screen now: the last drawn one, or else (`.none`) a screenshot of the
     /// frame the video output holds (the last one taken while the core is too busy to answer).
     func thumbnail() -> VideoFrame? {
-        // The last drawn picture, unless it is at the stored size (`.yuvFrames`).
-        if let renderer, yuvOutput == nil, !shared.get().subtitleSelected { return renderer.keptFrame() }
+        if let renderer, !thumbnailsAreScreenshots { return renderer.keptFrame() }
         return screenshots.take()
+    }
+
+    /// Whether thumbnails are screenshots: no picture is drawn, or the drawn one is at the
+    /// stored size (`.yuvFrames`) or carries the selected subtitle.
+    private var thumbnailsAreScreenshots: Bool {
+        renderer == nil || yuvOutput != nil || shared.get().subtitleSelected
     }
 
     /// The picture shown changed (`invalidating`: for good, a paused seek): where thumbnails
     /// are screenshots, one of the new picture is begun, so that a thumbnail soon after finds it.
     private func refreshScreenshots(invalidating: Bool) {
         if invalidating { screenshots.invalidate() }
-        if renderer == nil || yuvOutput != nil { screenshots.refresh() }
+        if thumbnailsAreScreenshots { screenshots.refresh() }
     }
 
     // MARK: - Render thread
