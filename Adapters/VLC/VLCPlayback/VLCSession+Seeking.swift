@@ -150,10 +150,13 @@ extension VLCSession {
         let sentAt = monotonicSeconds()
         player.setPaused(false)
         let current = operation.token
-        // Without a Playing event (the input was still playing), time from the request.
-        queue.asyncAfter(deadline: .now() + 0.4) { [weak video] in video?.assumeResumed(at: sentAt) }
+        // Without a Playing event (the input was still playing: its Paused event had not
+        // come), time from the request. An input that reported Paused sends Playing when it
+        // takes the resume, which can be late (restarting decoders): wait longer for it.
+        let assumeAfter = vlcPlaying ? 0.4 : Self.resumeConfirmationLimit
+        queue.asyncAfter(deadline: .now() + assumeAfter) { [weak video] in video?.assumeResumed(at: sentAt) }
         // If the target picture never comes (nothing left to show), settle anyway.
-        whenStill(.runningToTarget, token: current, after: (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { session, operation in
+        whenStill(.runningToTarget, token: current, after: assumeAfter + (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { session, operation in
             session.scheduleSeekSettle(after: 0)
         }
     }

@@ -89,6 +89,11 @@ final class VLCSession: @unchecked Sendable {
     static let runUpFrames = 2.0
     /// How often a paused seek that overshot the target is done again from further ahead.
     static let overshootRetries = 3
+    /// How long a resume sent to a paused input may wait for libVLC's Playing event before
+    /// the pictures are timed from the request instead: a last resort, as a paused input
+    /// always sends it, but late when it restarts its decoders first (an HLS seek starts new
+    /// streams: over 2 s under the address sanitizer).
+    static let resumeConfirmationLimit = 5.0
 
     // MARK: - State
 

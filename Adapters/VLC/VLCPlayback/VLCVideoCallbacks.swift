@@ -132,7 +132,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// The input resumed at `resumedAt` (monotonic seconds): `start` is due `wakeUp` later,
         /// the following pictures at their media times.
         /// `firstShownAt`: when the first new picture after the resume was shown.
-        case runningToTarget(SeekWatch, resumedAt: Double, firstShownAt: Double?)
+        /// `assumed`: no Playing event came; `resumedAt` is when the resume was sent (a
+        /// Playing event coming after all times the pictures again).
+        case runningToTarget(SeekWatch, resumedAt: Double, firstShownAt: Double?, assumed: Bool)
         /// A seek: the wanted picture was shown; later ones are ignored while holding.
         case seekShown(hold: Bool)
     }
@@ -183,12 +185,18 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     }
 
     /// libVLC's Playing event, passed on from its input thread at once: the time the input
-    /// resumed.
+    /// resumed. It also corrects a resume only assumed: an input busy restarting its decoders
+    /// (an HLS seek starts new streams) takes the resume late, and shows the picture its
+    /// preroll let through before it does.
     func inputResumed() {
         let now = monotonicSeconds()
         watch.withLock { state in
-            guard case .awaitingResume(let seek) = state else { return }
-            state = .runningToTarget(seek, resumedAt: now, firstShownAt: nil)
+            switch state {
+            case .awaitingResume(let seek), .runningToTarget(let seek, _, _, assumed: true):
+                state = .runningToTarget(seek, resumedAt: now, firstShownAt: nil, assumed: false)
+            default:
+                break
+            }
         }
     }
 
@@ -197,7 +205,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     func assumeResumed(at time: Double) {
         watch.withLock { state in
             guard case .awaitingResume(let seek) = state else { return }
-            state = .runningToTarget(seek, resumedAt: time, firstShownAt: nil)
+            state = .runningToTarget(seek, resumedAt: time, firstShownAt: nil, assumed: true)
         }
     }
 
@@ -259,11 +267,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 guard !repeated else { return Verdict() }
                 state = .seekShown(hold: false)
                 return Verdict(seekPicture: true)
-            case .runningToTarget(let seek, let resumedAt, let firstShownAt):
+            case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
                 guard !repeated else { return Verdict() }
                 let now = monotonicSeconds()
                 let first = firstShownAt ?? now
-                state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first)
+                state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first, assumed: assumed)
                 let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
                 // Pictures are never shown early (measured: 0.3 ms late at best), but late ones
                 // are (up to 21 ms on a loaded machine): the target is the first picture shown
