@@ -6,8 +6,8 @@ import PlaybackKit
 /// The media time of each picture libVLC 3 displays, and whether it goes on to the `.frames`
 /// handler. libVLC's picture callbacks carry no timestamp, so a picture shown while playing
 /// is stamped with libVLC's last time report (TimeChanged: the media time presented when it
-/// is sent, only a few times a second) run on by the wall time since it at the playback rate;
-/// a picture shown while paused, or while a seek or the start settles, gets the time paused
+/// is sent, only a few times a second) run on by the wall time since it at the playback rate,
+/// and put on the start of its frame when the frame rate is known; a picture shown while paused, or while a seek or the start settles, gets the time paused
 /// or sought at. While paused a picture is handed on once, not at every redisplay, and while
 /// a seek settles pictures are only kept for thumbnails.
 ///
@@ -47,6 +47,9 @@ final class VLCPictureTimes: Sendable {
         var pausedPicture: Double?
         var lastProgressWall = 0.0
         var frameDuration = 0.04
+        /// The stream's frame rate is known: pictures shown while playing are stamped with
+        /// their frame's start.
+        var framesOnGrid = false
         /// See `followWallClock()`.
         var followsWall = false
         var maximumLead: Double { followsWall ? VLCPictureTimes.adaptiveMaximumLead : VLCPictureTimes.maximumLead }
@@ -59,6 +62,20 @@ final class VLCPictureTimes: Sendable {
         guard s.mode == .running else { return s.anchorMedia }
         let wall = min(now, max(s.lastProgressWall, s.anchorWall) + s.maximumLead)
         return s.anchorMedia + max(0, wall - s.anchorWall) * s.rate
+    }
+
+    /// How much earlier than a frame's start a picture's estimated time may be and still be
+    /// taken for that frame: libVLC shows a picture a little before its date (by its render
+    /// time estimate; the times estimated while playing came out 1-12 ms before the frames'
+    /// starts), which rounding down would give to the frame before.
+    static func earlyAllowance(frameDuration: Double) -> Double { min(0.015, frameDuration / 3) }
+
+    /// `estimate` on the frame grid (the start of the frame shown, frames from 0 at the
+    /// nominal rate) when the rate is known; otherwise as it is.
+    private static func onFrameGrid(_ estimate: Double, _ s: State) -> Double {
+        guard s.framesOnGrid else { return estimate }
+        let duration = s.frameDuration
+        return ((estimate + earlyAllowance(frameDuration: duration)) / duration).rounded(.down) * duration
     }
 
     /// Seconds since the last sign of progress while running (0 otherwise).
@@ -142,10 +159,15 @@ final class VLCPictureTimes: Sendable {
         }
     }
 
-    /// Sets the video frame duration (seconds), the step from a paused picture to the next.
-    func setFrameDuration(_ seconds: Double) {
+    /// Sets the video frame duration (seconds), the step from a paused picture to the next;
+    /// `nominal`: it is the stream's own (not a default), so pictures shown while playing
+    /// are stamped with their frame's start.
+    func setFrameDuration(_ seconds: Double, nominal: Bool) {
         guard seconds > 0 else { return }
-        state.withLock { $0.frameDuration = seconds }
+        state.withLock { s in
+            s.frameDuration = seconds
+            s.framesOnGrid = nominal
+        }
     }
 
     /// Changes the rate from the time a picture shown now would get.
@@ -195,7 +217,7 @@ final class VLCPictureTimes: Sendable {
                     s.anchorWall = now
                 }
                 s.lastProgressWall = now
-                let time = max(Self.time(s, at: now), s.lastStamp)
+                let time = max(Self.onFrameGrid(Self.time(s, at: now), s), s.lastStamp)
                 s.lastStamp = time
                 return (time, true, false)
             }

@@ -391,7 +391,7 @@ final class VLCSession: @unchecked Sendable {
         }
         setMuted(false)
         duration = Double(player.length) / 1000
-        pictureTimes.setFrameDuration(frameDuration)
+        pictureTimes.setFrameDuration(frameDuration, nominal: tracks.frameRate != nil)
         naturalSize = currentNaturalSize()
         correctStoredPicture(to: naturalSize)
         let hasVideo = expectsPicture || (video?.hasShownPicture ?? false)
