@@ -8,8 +8,9 @@ import PlaybackKit
 /// a bound: each mpv call waits for the core, which a run of seeks can keep busy for longer
 /// than a public call may take.
 ///
-/// A call waits up to `wait` for a screenshot begun after it was made (or for one already
-/// under way); when the core is too busy for that, it returns the last picture taken, which
+/// A call waits up to `wait` (`recentWait` when the last one was taken a moment ago) for a
+/// screenshot begun after it was made (or for one already under way); when the core is too
+/// busy for that, it returns the last picture taken, which
 /// carries its own time (the one it was taken at), and the one under way replaces it when done.
 /// That holds only while the last picture is still current: before the first one, and after
 /// a paused seek or a new size (`invalidate()`), when the picture on screen is another one for
@@ -27,8 +28,16 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     private var latest: VideoFrame?
     /// The epoch the screenshot in `latest` was begun in; -1 before the first.
     private var latestEpoch = -1
+    /// When `latest` was taken (monotonic seconds).
+    private var latestTakenAt = -Double.infinity
     /// How long a call waits for a fresh screenshot before it settles for the last one.
     static let wait: TimeInterval = 0.035
+    /// How long it waits when the last one is recent (`recent`): calls in quick succession
+    /// (a run of seeks, a polling UI) get the last picture sooner, leaving the rest of a
+    /// public call's time to a machine too loaded to wake the caller on time.
+    static let recentWait: TimeInterval = 0.015
+    /// How old a screenshot may be to count as recent.
+    static let recent: TimeInterval = 0.25
     /// How long a call waits when the last screenshot is not current.
     static let firstWait: TimeInterval = 1
 
@@ -45,7 +54,9 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let before = finished
-        let deadline = monotonicSeconds() + (latestEpoch == epoch ? Self.wait : Self.firstWait)
+        let now = monotonicSeconds()
+        let wait = latestEpoch != epoch ? Self.firstWait : now - latestTakenAt < Self.recent ? Self.recentWait : Self.wait
+        let deadline = now + wait
         while finished == before || latestEpoch != epoch {
             startIfIdle()
             guard condition.wait(until: deadline) else { break }
@@ -78,6 +89,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
             self.condition.lock()
             self.latest = frame
             self.latestEpoch = begunIn
+            self.latestTakenAt = monotonicSeconds()
             self.finished += 1
             self.running = false
             self.condition.broadcast()
