@@ -10,8 +10,8 @@ import PlaybackKit
 ///
 /// A call waits up to `wait` (`recentWait` when the last one was taken a moment ago) for a
 /// screenshot begun after it was made (or for one already under way); when the core is too
-/// busy for that, it returns the last picture taken, which
-/// carries its own time (the one it was taken at), and the one under way replaces it when done.
+/// busy for that, it returns the last picture taken, which carries its own time (the one it
+/// was taken at), and the one under way replaces it when done.
 /// That holds only while the last picture is still current: before the first one, and after
 /// a paused seek or a new size (`invalidate()`), when the picture on screen is another one for
 /// good, a call waits up to `firstWait` for a screenshot begun since.
@@ -55,7 +55,12 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         defer { condition.unlock() }
         let before = finished
         let now = monotonicSeconds()
-        let wait = latestEpoch != epoch ? Self.firstWait : now - latestTakenAt < Self.recent ? Self.recentWait : Self.wait
+        let wait: TimeInterval
+        if latestEpoch != epoch {
+            wait = Self.firstWait
+        } else {
+            wait = now - latestTakenAt < Self.recent ? Self.recentWait : Self.wait
+        }
         let deadline = now + wait
         while finished == before || latestEpoch != epoch {
             startIfIdle()

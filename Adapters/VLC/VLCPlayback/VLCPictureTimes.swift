@@ -7,8 +7,8 @@ import PlaybackKit
 /// handler. libVLC's picture callbacks carry no timestamp, so a picture shown while playing
 /// is stamped with libVLC's last time report (TimeChanged: the media time presented when it
 /// is sent, only a few times a second) run on by the wall time since it at the playback rate,
-/// and put on the start of its frame when the frame rate is known; a picture shown while paused, or while a seek or the start settles, gets the time paused
-/// or sought at. While paused a picture is handed on once, not at every redisplay, and while
+/// and put on the start of its frame when the frame rate is known; a picture shown while
+/// paused, or while a seek or the start settles, gets the time paused or sought at. While paused a picture is handed on once, not at every redisplay, and while
 /// a seek settles pictures are only kept for thumbnails.
 ///
 /// The player's position is fed libVLC's time reports as they come (`VLCSession.timeReported`)
@@ -70,12 +70,17 @@ final class VLCPictureTimes: Sendable {
     /// starts), which rounding down would give to the frame before.
     static func earlyAllowance(frameDuration: Double) -> Double { min(0.015, frameDuration / 3) }
 
-    /// `estimate` on the frame grid (the start of the frame shown, frames from 0 at the
-    /// nominal rate) when the rate is known; otherwise as it is.
+    /// The start of the frame shown at `time` (the last one starting at or before it), frames
+    /// `frameDuration` apart from 0.
+    static func frameStart(at time: Double, frameDuration: Double) -> Double {
+        (time / frameDuration + 1e-6).rounded(.down) * frameDuration
+    }
+
+    /// `estimate` on the frame grid (the start of the frame shown) when the rate is known;
+    /// otherwise as it is.
     private static func onFrameGrid(_ estimate: Double, _ s: State) -> Double {
         guard s.framesOnGrid else { return estimate }
-        let duration = s.frameDuration
-        return ((estimate + earlyAllowance(frameDuration: duration)) / duration).rounded(.down) * duration
+        return frameStart(at: estimate + earlyAllowance(frameDuration: s.frameDuration), frameDuration: s.frameDuration)
     }
 
     /// Seconds since the last sign of progress while running (0 otherwise).

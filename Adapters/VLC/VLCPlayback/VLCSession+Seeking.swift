@@ -23,7 +23,7 @@ extension VLCSession {
 
     /// The start time of the frame shown at `time` (the last one starting at or before it).
     func frameStart(at time: TimeInterval) -> TimeInterval {
-        (time / frameDuration + 1e-6).rounded(.down) * frameDuration
+        VLCPictureTimes.frameStart(at: time, frameDuration: frameDuration)
     }
 
     func seek(to target: TimeInterval) {
