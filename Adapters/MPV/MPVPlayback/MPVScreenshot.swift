@@ -8,18 +8,25 @@ import PlaybackKit
 /// a bound: each mpv call waits for the core, which a run of seeks can keep busy for longer
 /// than a public call may take.
 ///
-/// A call waits up to `wait` (`recentWait` when the last one was taken a moment ago) for a
-/// screenshot begun after it was made (or for one already under way); when the core is too
-/// busy for that, it returns the last picture taken, which carries its own time (the one it
-/// was taken at), and the one under way replaces it when done.
-/// That holds only while the last picture is still current: before the first one, and after
-/// a paused seek or a new size (`invalidate()`), when the picture on screen is another one for
-/// good, a call waits up to `firstWait` for a screenshot begun since.
+/// A call waits a moment for a screenshot begun after it was made (or for one already under
+/// way); when the core is too busy for that, it returns the last picture taken, which carries
+/// its own time (the one it was taken at), and the one under way replaces it when done.
+/// The last picture stands in only while it may still be the one shown:
+/// - while a seek is under way (the core is busy, and the picture from before is shown until
+///   it lands): for `recentWait`;
+/// - once a seek landed or the size changed (`invalidate()`) while playing: for `wait`, as a
+///   screenshot of the new picture is begun then;
+/// - while paused, until a seek or a new size; while playing, for `recent` after it was
+///   taken, as the pictures move on: for `wait`.
+/// Otherwise (before the first, after a paused seek, a picture too old while playing) a call
+/// waits up to `firstWait` for a screenshot begun since: the core is not seeking then, and
+/// answers within the time of one screenshot.
 final class MPVScreenshotTaker: @unchecked Sendable {
     // @unchecked: every `var` is read and written with `condition` held.
     private let condition = ConditionVariable()
     private let handle: MPVHandle
     private let fallbackTime: @Sendable () -> TimeInterval
+    private let playback: @Sendable () -> PlaybackMotion
     private let worker = DispatchQueue(label: "PlaybackKit.mpv.screenshot")
     /// Counts the moments the last picture stopped being current (`invalidate()`).
     private var epoch = 0
@@ -32,20 +39,30 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     private var latestTakenAt = -Double.infinity
     /// How long a call waits for a fresh screenshot before it settles for the last one.
     static let wait: TimeInterval = 0.035
-    /// How long it waits when the last one is recent (`recent`): calls in quick succession
-    /// (a run of seeks, a polling UI) get the last picture sooner, leaving the rest of a
-    /// public call's time to a machine too loaded to wake the caller on time.
+    /// How long it waits while a seek is under way: the calls of a run of seeks get the last
+    /// picture sooner, leaving the rest of a public call's time to a machine too loaded to
+    /// wake the caller on time.
     static let recentWait: TimeInterval = 0.015
-    /// How old a screenshot may be to count as recent.
+    /// How old a screenshot taken while playing may be to stand in.
     static let recent: TimeInterval = 0.25
-    /// How long a call waits when the last screenshot is not current.
+    /// How long a call waits when the last screenshot cannot stand in.
     static let firstWait: TimeInterval = 1
 
+    /// What the pictures are doing, as the session last asked for.
+    struct PlaybackMotion {
+        /// A seek was sent and has not landed.
+        var seeking: Bool
+        /// Playing (or asked to): the pictures move on.
+        var advancing: Bool
+    }
+
     /// A taker for `handle`'s video output; `fallbackTime` is a picture's time when mpv
-    /// reports no position (read on the worker).
-    init(handle: MPVHandle, fallbackTime: @escaping @Sendable () -> TimeInterval) {
+    /// reports no position (read on the worker); `playback` is read by each call.
+    init(handle: MPVHandle, fallbackTime: @escaping @Sendable () -> TimeInterval,
+         playback: @escaping @Sendable () -> PlaybackMotion) {
         self.handle = handle
         self.fallbackTime = fallbackTime
+        self.playback = playback
     }
 
     /// The picture on screen now, or the last one taken while it is current and the core
@@ -55,18 +72,23 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         defer { condition.unlock() }
         let before = finished
         let now = monotonicSeconds()
-        let wait: TimeInterval
-        if latestEpoch != epoch {
-            wait = Self.firstWait
-        } else {
-            wait = now - latestTakenAt < Self.recent ? Self.recentWait : Self.wait
-        }
-        let deadline = now + wait
+        let deadline = now + standInWait(at: now)
         while finished == before || latestEpoch != epoch {
             startIfIdle()
             guard condition.wait(until: deadline) else { break }
         }
         return latest
+    }
+
+    /// How long a call at `now` waits before the last picture stands in (see the type's
+    /// summary); `condition` held.
+    private func standInWait(at now: TimeInterval) -> TimeInterval {
+        guard latestEpoch >= 0 else { return Self.firstWait }
+        let motion = playback()
+        if motion.seeking { return Self.recentWait }
+        if latestEpoch != epoch { return motion.advancing ? Self.wait : Self.firstWait }
+        if motion.advancing, now - latestTakenAt >= Self.recent { return Self.firstWait }
+        return Self.wait
     }
 
     /// Begins a screenshot unless one is under way, without waiting for it (so that the next
@@ -77,7 +99,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The picture on screen changed for good (a paused seek, a new size): the last screenshot
+    /// The picture on screen changed for good (a seek landed, a new size): the last screenshot
     /// no longer stands for it, nor does one under way.
     func invalidate() {
         condition.lock()

@@ -162,7 +162,11 @@ final class MPVSession: @unchecked Sendable {
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
         let frameTimes = self.frameTimes
-        screenshots = MPVScreenshotTaker(handle: handle, fallbackTime: { frameTimes.latest })
+        let shared = self.shared
+        screenshots = MPVScreenshotTaker(handle: handle, fallbackTime: { frameTimes.latest }, playback: {
+            let state = shared.get()
+            return .init(seeking: state.seek != nil, advancing: !state.pauseRequested)
+        })
         handle.requestLogMessages(level: "error")
         yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
         windowPresenter = X11WindowPresenter.forOutput(options.videoOutput, engine: "mpv")
@@ -266,7 +270,7 @@ final class MPVSession: @unchecked Sendable {
         renderer == nil || yuvOutput != nil || shared.get().subtitleSelected
     }
 
-    /// The picture shown changed (`invalidating`: for good, a paused seek): where thumbnails
+    /// The picture shown changed (`invalidating`: for good, a seek): where thumbnails
     /// are screenshots, one of the new picture is begun, so that a thumbnail soon after finds it.
     private func refreshScreenshots(invalidating: Bool) {
         if invalidating { screenshots.invalidate() }
@@ -523,7 +527,8 @@ final class MPVSession: @unchecked Sendable {
             if paused, renderer?.restampKept(completed) == true {
                 frameTimes.settle(at: completed)
             }
-            if paused { refreshScreenshots(invalidating: true) }
+            // The picture is of the new place, while playing too.
+            refreshScreenshots(invalidating: true)
             sink.seekCompleted(completed)
         }
     }
