@@ -16,7 +16,7 @@ extension PlaybackBackends {
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
             backend: "vlc", check: "http.hls-play-seek",
-            reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders and video output (new streams, an output that plays on by itself while the input is paused), and libVLC takes the resume only once they are made (its Playing event up to 2 s late under the address sanitizer): a paused seek's run-up, timed from that event, still keeps a picture 1-12 frames off the target in about 1 run of 12-20 under the address sanitizer (0 of 20 without it, on a loaded machine), and now and then the picture at prepare is frame 5-15 (the new output dropped the first ones as late)"),
+            reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders and video output (new streams, an output that plays on by itself while the input is paused), and libVLC takes the resume only once they are made (its Playing event up to 2 s late under the address sanitizer): a paused seek's run-up, timed from that event, still keeps a picture 1-12 frames off the target in about 1 run of 6-20 under the address sanitizer (0 of 20 without it, on a loaded machine)"),
         KnownConformanceFailure(
             backend: "gstreamer", check: "format.h264-aac-ts",
             reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),

@@ -26,6 +26,7 @@ extension VLCSession {
             duration = Double(milliseconds) / 1000
             if phase == .ready { sink.durationChanged(duration) }
         case .timeChanged(let milliseconds):
+            if phase == .starting, milliseconds > 0 { startAdvanced() }
             timeReported(Double(milliseconds) / 1000)
         case .videoOutputs(let count):
             outputKnowsPause = false

@@ -21,6 +21,8 @@ final class VLCSession: @unchecked Sendable {
 
     /// How the start proceeds. The media is opened paused (`:start-paused`, nothing is heard),
     /// then seeked to 0 while paused, which makes libVLC decode and show the first picture.
+    /// An adaptive stream (HLS, DASH) plays muted to its first picture instead: its seek makes
+    /// new decoders while paused, whose output drops the first pictures as late.
     enum StartStage {
         /// Waiting for the paused state the media starts in.
         case awaitingPause
@@ -162,6 +164,8 @@ final class VLCSession: @unchecked Sendable {
     /// input was paused, as at the start, believes it is playing and drops the picture of a
     /// paused seek as late).
     var outputKnowsPause = false
+    /// The adaptive module (HLS, DASH) opened the source; known once the start paused.
+    var isAdaptive = false
 
     init(instance: VLCInstance, queue: DispatchQueue, frames: VLCPictureStore, source: MediaSource,
          options: PlaybackOptions, relaysEveryRemoteSource: Bool = false, sink: EngineSink, appliedVolume: Locked<Float?>) {
@@ -305,6 +309,12 @@ final class VLCSession: @unchecked Sendable {
     /// The media is open and paused: seek to 0, which decodes and shows the first picture.
     func startPaused() {
         guard phase == .starting, startStage == .awaitingPause, let player else { return }
+        if let location = logLocation, VLCLog.takeAdaptive(location: location) { isAdaptive = true }
+        if isAdaptive, video != nil {
+            // Its streams are made once it reads: whether one is video is not known yet.
+            playForFirstPicture()
+            return
+        }
         startStage = .buffering
         startSawBufferingStart = false
         video?.holdFirstPicture()
@@ -339,17 +349,17 @@ final class VLCSession: @unchecked Sendable {
         case .buffering, .waitingForPicture:
             finishStart()
         case .playingForPicture:
-            startStage = .pausing
-            player?.setPaused(true)
+            pauseToFinishStart()
         case .awaitingPause, .pausing:
             break
         }
     }
 
-    /// No picture while paused (some sources): play muted until one is shown, then pause.
+    /// No picture while paused (some sources), or an adaptive stream: play muted until one is
+    /// shown, then pause (an adaptive stream found to have no video pauses once it plays).
     private func playForFirstPicture() {
         guard let player else { return }
-        if !expectsPicture {
+        if !expectsPicture, !isAdaptive {
             finishStart()
             return
         }
@@ -362,8 +372,26 @@ final class VLCSession: @unchecked Sendable {
         let deadline = max(1, options.openTimeout / 2)
         queue.asyncAfter(deadline: .now() + deadline) { [weak self] in
             guard let self, self.token == current, self.phase == .starting else { return }
+            guard self.expectsPicture else {
+                // No video stream appeared (finishing says so when there is none at all).
+                self.pauseToFinishStart()
+                return
+            }
             self.fail(PlaybackError(code: .decode, message: "open: \(self.source.url.lastPathComponent) has a video stream but no picture was decoded in \(Int(deadline)) s\(self.detail())"))
         }
+    }
+
+    /// The input played during the start: an adaptive stream that plays with streams but
+    /// none of video has no picture to wait for.
+    func startAdvanced() {
+        guard startStage == .playingForPicture, isAdaptive, !streamKinds.isEmpty, !expectsPicture else { return }
+        pauseToFinishStart()
+    }
+
+    /// Pauses the start's muted play; the Paused event finishes the start.
+    private func pauseToFinishStart() {
+        startStage = .pausing
+        player?.setPaused(true)
     }
 
     func finishStart(attempt: Int = 0) {
@@ -385,7 +413,8 @@ final class VLCSession: @unchecked Sendable {
         }
         phase = .ready
         token += 1
-        if let location = logLocation, VLCLog.takeAdaptive(location: location) {
+        if !isAdaptive, let location = logLocation, VLCLog.takeAdaptive(location: location) { isAdaptive = true }
+        if isAdaptive {
             // HLS and DASH: libVLC's time reports lag its pictures (see `followWallClock`).
             pictureTimes.followWallClock()
         }
