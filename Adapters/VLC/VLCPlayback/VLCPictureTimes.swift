@@ -64,6 +64,10 @@ final class VLCPictureTimes: Sendable {
         return s.anchorMedia + max(0, wall - s.anchorWall) * s.rate
     }
 
+    /// How much later than the last picture a new one is stamped at least while running: less
+    /// than any frame, so that the frame its time names stays the one it rounds to.
+    static let minimumStep = 0.001
+
     /// How much earlier than a frame's start a picture's estimated time may be and still be
     /// taken for that frame: libVLC shows a picture a little before its date (by its render
     /// time estimate; the times estimated while playing came out 1-12 ms before the frames'
@@ -222,7 +226,9 @@ final class VLCPictureTimes: Sendable {
                     s.anchorWall = now
                 }
                 s.lastProgressWall = now
-                let time = max(Self.onFrameGrid(Self.time(s, at: now), s), s.lastStamp)
+                // A new picture comes after the last one: two estimates that round to the same
+                // frame (one shown late, the next early) must not give two pictures one time.
+                let time = max(Self.onFrameGrid(Self.time(s, at: now), s), s.lastStamp + Self.minimumStep)
                 s.lastStamp = time
                 return (time, true, false)
             }
