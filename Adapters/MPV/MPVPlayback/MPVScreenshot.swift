@@ -13,7 +13,7 @@ import PlaybackKit
 /// its own time (the one it was taken at), and the one under way replaces it when done.
 /// The last picture stands in only while it may still be the one shown:
 /// - while a seek is under way (the core is busy, and the picture from before is shown until
-///   it lands): for `recentWait`;
+///   it lands): for `seekingWait`;
 /// - once a seek landed or the size changed (`invalidate()`) while playing: for `wait`, as a
 ///   screenshot of the new picture is begun then;
 /// - while paused, until a seek or a new size; while playing, for `recent` after it was
@@ -42,7 +42,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     /// How long it waits while a seek is under way: the calls of a run of seeks get the last
     /// picture sooner, leaving the rest of a public call's time to a machine too loaded to
     /// wake the caller on time.
-    static let recentWait: TimeInterval = 0.015
+    static let seekingWait: TimeInterval = 0.015
     /// How old a screenshot taken while playing may be to stand in.
     static let recent: TimeInterval = 0.25
     /// How long a call waits when the last screenshot cannot stand in.
@@ -85,7 +85,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     private func standInWait(at now: TimeInterval) -> TimeInterval {
         guard latestEpoch >= 0 else { return Self.firstWait }
         let motion = playback()
-        if motion.seeking { return Self.recentWait }
+        if motion.seeking { return Self.seekingWait }
         if latestEpoch != epoch { return motion.advancing ? Self.wait : Self.firstWait }
         if motion.advancing, now - latestTakenAt >= Self.recent { return Self.firstWait }
         return Self.wait

@@ -8,8 +8,9 @@ import PlaybackKit
 /// is stamped with libVLC's last time report (TimeChanged: the media time presented when it
 /// is sent, only a few times a second) run on by the wall time since it at the playback rate,
 /// and put on the start of its frame when the frame rate is known; a picture shown while
-/// paused, or while a seek or the start settles, gets the time paused or sought at. While paused a picture is handed on once, not at every redisplay, and while
-/// a seek settles pictures are only kept for thumbnails.
+/// paused, or while a seek or the start settles, gets the time paused or sought at. While
+/// paused a picture is handed on once, not at every redisplay, and while a seek settles
+/// pictures are only kept for thumbnails.
 ///
 /// The player's position is fed libVLC's time reports as they come (`VLCSession.timeReported`)
 /// and, between them, `currentTime()` (see `VLCSession.tick` for why).

@@ -309,7 +309,7 @@ final class VLCSession: @unchecked Sendable {
     /// The media is open and paused: seek to 0, which decodes and shows the first picture.
     func startPaused() {
         guard phase == .starting, startStage == .awaitingPause, let player else { return }
-        if let location = logLocation, VLCLog.takeAdaptive(location: location) { isAdaptive = true }
+        learnWhetherAdaptive()
         if isAdaptive, video != nil {
             // Its streams are made once it reads: whether one is video is not known yet.
             playForFirstPicture()
@@ -388,6 +388,13 @@ final class VLCSession: @unchecked Sendable {
         pauseToFinishStart()
     }
 
+    /// Sets `isAdaptive` once the adaptive module's log named the source (asked at the start's
+    /// pause, and again when it finishes: a start that never paused asks only then).
+    private func learnWhetherAdaptive() {
+        guard !isAdaptive, let location = logLocation, VLCLog.takeAdaptive(location: location) else { return }
+        isAdaptive = true
+    }
+
     /// Pauses the start's muted play; the Paused event finishes the start.
     private func pauseToFinishStart() {
         startStage = .pausing
@@ -413,7 +420,7 @@ final class VLCSession: @unchecked Sendable {
         }
         phase = .ready
         token += 1
-        if !isAdaptive, let location = logLocation, VLCLog.takeAdaptive(location: location) { isAdaptive = true }
+        learnWhetherAdaptive()
         if isAdaptive {
             // HLS and DASH: libVLC's time reports lag its pictures (see `followWallClock`).
             pictureTimes.followWallClock()
