@@ -32,6 +32,14 @@ package final class YUVFrameConverter: YUVFrameConverting, @unchecked Sendable {
         return converter.rgbaFrame(SourcePicture(frame), size: size, presentationTime: frame.presentationTime)
     }
 
+    /// Any picture the converter reads (a thumbnail of an engine's own buffer) as tightly
+    /// packed RGBA at `size`, stamped `presentationTime`.
+    package func rgbaFrame(_ picture: SourcePicture, size: VideoSize, presentationTime: TimeInterval) -> VideoFrame? {
+        lock.lock()
+        defer { lock.unlock() }
+        return converter.rgbaFrame(picture, size: size, presentationTime: presentationTime)
+    }
+
     /// Converts `frame` to RGBA at `size` into the converter's own buffer (reused from
     /// picture to picture) and calls `body` with it, the lock held; false when it cannot be
     /// converted.

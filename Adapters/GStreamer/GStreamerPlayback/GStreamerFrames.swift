@@ -196,14 +196,21 @@ enum GStreamerFrames {
     }
 
     /// The picture of `sample` as RGBA at `size` (default: the natural size its caps
-    /// describe), converted and scaled when it is not already.
-    static func thumbnail(of sample: OpaquePointer, size: VideoSize? = nil) -> VideoFrame? {
+    /// describe), converted and scaled when it is not already: by `converter` straight from
+    /// the buffer when its format is one the converter reads (a caller's thread must not wait
+    /// on the pipeline GStreamer's own converter builds per call), by GStreamer otherwise.
+    static func thumbnail(of sample: OpaquePointer, size: VideoSize? = nil, converter: YUVFrameConverter) -> VideoFrame? {
         guard let caps = gst_sample_get_caps(sample), let info = videoInfo(caps),
               let natural = size.flatMap({ $0.isEmpty ? nil : $0 }) ?? naturalSize(of: caps) else { return nil }
         let time = presentationTime(of: sample) ?? 0
         let ready = info.finfo.pointee.format == GST_VIDEO_FORMAT_RGBA
             && Int(info.width) == natural.width && Int(info.height) == natural.height
         if ready { return copyFrame(sample, time: time) }
+        if let converted = withSourcePicture(of: sample, { picture, _ in
+            converter.rgbaFrame(picture, size: natural, presentationTime: time)
+        }) {
+            return converted
+        }
         let target = pk_gst_caps_rgba(gint(natural.width), gint(natural.height))
         defer { gst_caps_unref(target) }
         var error: UnsafeMutablePointer<GError>?

@@ -2,6 +2,7 @@
 import CGStreamer
 import FoundationEssentials
 import PlaybackKit
+import PictureConversion
 
 // The typed operations on the playbin: state changes, seeks, queries, properties, pictures.
 // Each may be called from any thread (the playbin is held through `withPlaybin`); once the
@@ -205,14 +206,15 @@ extension GStreamerPipeline {
     // MARK: - Pictures
 
     /// The video sink's last picture as RGBA at `size` (default: its natural size), without
-    /// drawn subtitles: the same picture from before the overlay when subtitles show.
-    func thumbnail(size: VideoSize? = nil) -> VideoFrame? {
+    /// drawn subtitles: the same picture from before the overlay when subtitles show;
+    /// converted by `converter`.
+    func thumbnail(size: VideoSize? = nil, converter: YUVFrameConverter) -> VideoFrame? {
         withPlaybin { playbin -> VideoFrame? in
             guard let sample = pk_gst_get_sample(playbin, "sample") else { return nil }
             defer { gst_sample_unref(sample) }
             let undrawn = context.undrawnPictures.withLock { $0.sample(like: sample) }
             defer { if let undrawn { gst_sample_unref(undrawn) } }
-            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size)
+            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size, converter: converter)
         } ?? nil
     }
 }

@@ -24,6 +24,8 @@ final class GStreamerSession: @unchecked Sendable {
     let frameState = Locked(FrameState())
     /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures of a `.yuvFrames` output.
     let yuvConverter = YUVFrameConverter()
+    /// Converts thumbnails (any thread; it has a lock of its own).
+    let thumbnailConverter = YUVFrameConverter()
     /// Converts the pictures for the `.frames` handler; used only inside the frame
     /// presenter's `present`, whose lock serializes the streaming threads.
     let frameConverter = PictureConverter()
@@ -174,7 +176,7 @@ final class GStreamerSession: @unchecked Sendable {
 
     /// The picture shown now at natural size, from the video sink's last sample. Any thread.
     func thumbnail() -> VideoFrame? {
-        sharedPipeline.get()?.thumbnail()
+        sharedPipeline.get()?.thumbnail(converter: thumbnailConverter)
     }
 
     // MARK: - Opening
