@@ -88,6 +88,30 @@ final class VLCPictureTimes: Sendable {
         return frameStart(at: estimate + earlyAllowance(frameDuration: s.frameDuration), frameDuration: s.frameDuration)
     }
 
+    /// How far a playing picture's estimated time may lie before (`early`) or after (`late`)
+    /// the start of the frame that follows the last picture, in frames, and still be taken
+    /// for that frame. libVLC shows each picture within a few milliseconds of its date, but a
+    /// display callback (or the time report the estimate runs on from) now and then comes
+    /// 15-30 ms late on a loaded machine, and then the estimate alone names the frame after.
+    /// A frame libVLC drops (rare: 1 in 800 pictures under the address sanitizer and a load)
+    /// puts the estimate a whole frame past it, outside the window, and the stamp follows the
+    /// estimate again.
+    static let sequenceWindow = (early: 0.5, late: 0.75)
+
+    /// The stamp of a picture shown while playing whose estimated time is `estimate`: the
+    /// frame after the last picture when the estimate lies within `sequenceWindow` of it (and
+    /// the frame rate is known); otherwise the estimate on the frame grid. Either way after the
+    /// last stamp: two estimates that round to one frame (one shown late, the next early) must
+    /// not give two pictures one time.
+    private static func runningStamp(estimate: Double, _ s: State) -> Double {
+        if s.framesOnGrid, s.lastStamp.isFinite {
+            let next = frameStart(at: s.lastStamp + s.frameDuration, frameDuration: s.frameDuration)
+            let offset = (estimate - next) / s.frameDuration
+            if offset >= -sequenceWindow.early, offset < sequenceWindow.late, next > s.lastStamp { return next }
+        }
+        return max(onFrameGrid(estimate, s), s.lastStamp + minimumStep)
+    }
+
     /// Seconds since the last sign of progress while running (0 otherwise).
     func secondsWithoutProgress() -> Double {
         state.withLock { s in
@@ -227,9 +251,7 @@ final class VLCPictureTimes: Sendable {
                     s.anchorWall = now
                 }
                 s.lastProgressWall = now
-                // A new picture comes after the last one: two estimates that round to the same
-                // frame (one shown late, the next early) must not give two pictures one time.
-                let time = max(Self.onFrameGrid(Self.time(s, at: now), s), s.lastStamp + Self.minimumStep)
+                let time = Self.runningStamp(estimate: Self.time(s, at: now), s)
                 s.lastStamp = time
                 return (time, true, false)
             }
