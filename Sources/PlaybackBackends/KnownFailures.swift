@@ -18,6 +18,12 @@ extension PlaybackBackends {
             backend: "vlc", check: "http.hls-play-seek",
             reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders and video output (new streams, an output that plays on by itself while the input is paused), and libVLC takes the resume only once they are made (its Playing event up to 2 s late under the address sanitizer): a paused seek's run-up, timed from that event, still keeps a picture 1-12 frames off the target in about 1 run of 6-20 under the address sanitizer (0 of 20 without it, on a loaded machine)"),
         KnownConformanceFailure(
+            backend: "vlc", check: "picture-size.residues",
+            reason: vlcBrokenVP9Pictures),
+        KnownConformanceFailure(
+            backend: "vlc", check: "yuv-size.residues",
+            reason: vlcBrokenVP9Pictures),
+        KnownConformanceFailure(
             backend: "gstreamer", check: "format.h264-aac-ts",
             reason: "playbin's MPEG-TS timeline starts at the first clock reference (PCR), which muxers send up to a second before the first frame: positions and seeks run that far ahead of the picture (timing tsdemux by the streams' timestamps instead loses the duration and ends joined streams at once)"),
         KnownConformanceFailure(
@@ -39,6 +45,9 @@ extension PlaybackBackends {
             backend: "vlc", check: "format.opus-ogg",
             reason: "libVLC's Ogg demuxer: a seek while playing can end the media, and the pace drifts (0.87x)"),
     ]
+
+    /// Why libVLC fails the size sweeps of odd-width VP9 now and then.
+    private static let vlcBrokenVP9Pictures = "on a loaded machine under the address sanitizer libVLC now and then shows an odd-width VP9 picture decoded wrong (blocks of other frames, areas of the flat grey VP9 predicts from when no reference is there): in about 1 run of 6 with a load, and in each of three full runs on one day; the adapter's buffers are not the cause (filled with a sentinel first, every row came back written by libVLC); libavcodec does not flag these frames as corrupt, turning libVLC's hurry-up off leaves its pre-roll frame skipping on for good (every paused seek then shows the frame before the target), and decoding without direct rendering made it rarer but not gone"
 
     /// The reason `check` is known to fail on `backend`, or nil.
     public static func knownFailure(backend: String, check: String) -> String? {
