@@ -47,7 +47,7 @@ extension PlaybackBackends {
     ]
 
     /// Why libVLC fails the size sweeps of odd-width VP9 now and then.
-    private static let vlcBrokenVP9Pictures = "on a loaded machine under the address sanitizer libVLC now and then shows an odd-width VP9 picture decoded wrong (blocks of other frames, areas of the flat grey VP9 predicts from when no reference is there): in about 1 run of 6 with a load, and in each of three full runs on one day; the adapter's buffers are not the cause (filled with a sentinel first, every row came back written by libVLC); libavcodec does not flag these frames as corrupt, turning libVLC's hurry-up off leaves its pre-roll frame skipping on for good (every paused seek then shows the frame before the target), and decoding without direct rendering made it rarer but not gone"
+    private static let vlcBrokenVP9Pictures = "libVLC now and then shows an odd-width VP9 picture decoded wrong (blocks of other frames, areas of the flat grey VP9 predicts from when no reference is there): under the address sanitizer with a load in about 1 run of 6, in each of three full runs under it on one day, and in a release run on a quiet machine (79x58: the top row); the adapter's buffers are not the cause (filled with a sentinel first, every row came back written by libVLC); libavcodec does not flag these frames as corrupt, turning libVLC's hurry-up off leaves its pre-roll frame skipping on for good (every paused seek then shows the frame before the target), and decoding without direct rendering made it rarer but not gone"
 
     /// The reason `check` is known to fail on `backend`, or nil.
     public static func knownFailure(backend: String, check: String) -> String? {
