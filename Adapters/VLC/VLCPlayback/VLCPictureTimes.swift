@@ -107,7 +107,7 @@ final class VLCPictureTimes: Sendable {
         if s.framesOnGrid, s.lastStamp.isFinite {
             let next = frameStart(at: s.lastStamp + s.frameDuration, frameDuration: s.frameDuration)
             let offset = (estimate - next) / s.frameDuration
-            if offset >= -sequenceWindow.early, offset < sequenceWindow.late, next > s.lastStamp { return next }
+            if offset >= -sequenceWindow.early, offset < sequenceWindow.late { return next }
         }
         return max(onFrameGrid(estimate, s), s.lastStamp + minimumStep)
     }
