@@ -83,14 +83,11 @@ enum PictureChecks {
         try expect(sizes.isEmpty, "audio only: \(summary(sizes))")
     }
 
-    static let framesOrder = Check("picture.frames-order", ".frames delivers natural-size frames in presentation order, timestamps rising and matching the picture") { context in
+    static let framesOrder = Check("picture.frames-order", ".frames delivers natural-size frames in presentation order, timestamps rising and matching the picture, across a pause and resume and a seek while playing") { context in
         let p = try context.player("frames.mp4", frames: true)
-        try await p.prepare()
-        try await p.play()
-        try await p.waitForPosition(atLeast: 2.0, timeout: 6)
-        try await p.pause()
+        try await playAcrossPauseAndSeek(p)
         let records = p.frames!.records
-        try expect(records.count >= 40, "only \(records.count) frames delivered for 2 s of playback")
+        try expect(records.count >= 50, "only \(records.count) frames delivered for 2.4 s of playback")
         try expectPresentationOrder(records.map { ($0.number, $0.presentationTime) })
         for (index, record) in records.enumerated() {
             try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
@@ -98,7 +95,38 @@ enum PictureChecks {
             try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
                        "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
         }
-        try expectFewGaps(records.compactMap(\.number))
+        try expectFramesAcrossSeek(records.compactMap(\.number))
+    }
+
+    /// Where `playAcrossPauseAndSeek` seeks to while playing.
+    static let seekWhilePlayingTarget = 2.4
+
+    /// Plays frames.mp4 (prepared here) to 1 s, pauses and at once plays again (as a
+    /// play/pause toggle does), plays to 1.6 s, seeks to `seekWhilePlayingTarget` while
+    /// playing, plays to 3.2 s and pauses: about 60 frames.
+    static func playAcrossPauseAndSeek(_ p: CheckPlayer) async throws {
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.0, timeout: 6)
+        try await p.pause()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.6, timeout: 6)
+        try await p.seek(to: seekWhilePlayingTarget)
+        try await p.waitForPosition(atLeast: 3.2, timeout: 6)
+        try await p.pause()
+    }
+
+    /// Fails unless the frame numbers delivered by `playAcrossPauseAndSeek` go on from the
+    /// seek target's frame itself, with few gaps before and after the seek.
+    static func expectFramesAcrossSeek(_ numbers: [Int]) throws {
+        let targetFrame = FramePattern.frame(at: seekWhilePlayingTarget)
+        guard let landing = numbers.firstIndex(where: { $0 >= targetFrame }) else {
+            throw CheckFailure("no frame from the seek target \(format(seekWhilePlayingTarget)) s on was delivered (the last: \(numbers.last ?? -1))")
+        }
+        try expect(numbers[landing] == targetFrame,
+                   "after the seek to \(format(seekWhilePlayingTarget)) s while playing the first frame delivered from there is \(numbers[landing]), expected \(targetFrame)")
+        try expectFewGaps(Array(numbers[..<landing]))
+        try expectFewGaps(Array(numbers[landing...]))
     }
 
     /// Fails unless the pictures' times rise (the first picture may be presented again when

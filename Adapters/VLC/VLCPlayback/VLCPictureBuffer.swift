@@ -112,6 +112,8 @@ final class VLCPictureBuffer: @unchecked Sendable {
     private var writing: Int?
     private var lastShown: Int?
     private var kept: Int?
+    /// When libVLC finished copying a picture into each slot (monotonic seconds).
+    private var writtenAt: [Double]
     private var converter: PictureConverter?
     /// Serves `YUVFrame.rgbaFrame(size:)` for the pictures handed to a `.yuvFrames` handler.
     private let yuvConverter = YUVFrameConverter()
@@ -132,6 +134,7 @@ final class VLCPictureBuffer: @unchecked Sendable {
         // Not touched here: an output libVLC gives up on (it tries hardware formats first)
         // then costs no memory.
         slots = (0..<count).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        writtenAt = Array(repeating: 0, count: count)
         rowBytes = format.rowBytes(width: size.width)
     }
 
@@ -157,18 +160,21 @@ final class VLCPictureBuffer: @unchecked Sendable {
 
     /// The picture is written.
     func endWriting() {
+        if let writing { writtenAt[writing] = monotonicSeconds() }
         writing = nil
         access.unlock()
     }
 
-    /// `slot` is displayed: returns true when it holds the same picture as the slot displayed
-    /// before (a redisplay).
-    func displayed(slot: Int) -> Bool {
+    /// `slot` is displayed: returns whether it holds the same picture as the slot displayed
+    /// before (a redisplay), and when libVLC finished writing it (monotonic seconds; nil for
+    /// a slot it never wrote).
+    func displayed(slot: Int) -> (repeated: Bool, writtenAt: Double?) {
         access.withLock {
-            guard slots.indices.contains(slot) else { return false }
+            guard slots.indices.contains(slot) else { return (false, nil) }
             defer { lastShown = slot }
-            guard let previous = lastShown, previous != slot else { return false }
-            return samePicture(slots[previous], slots[slot])
+            let written = writtenAt[slot] > 0 ? writtenAt[slot] : nil
+            guard let previous = lastShown, previous != slot else { return (false, written) }
+            return (samePicture(slots[previous], slots[slot]), written)
         }
     }
 

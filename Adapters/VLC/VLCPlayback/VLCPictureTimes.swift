@@ -53,6 +53,13 @@ final class VLCPictureTimes: Sendable {
         var framesOnGrid = false
         /// See `followWallClock()`.
         var followsWall = false
+        /// The last `RenderLead.count` render leads while running (see `displayLateness`).
+        var renderLeads = RenderLeads()
+        /// When each new picture shown while settling was displayed, from the one a seek
+        /// while playing waits for on (monotonic seconds, the first `maximumSettlingShows`).
+        var settlingShows: [Double] = []
+        /// Resuming: the time of the picture on screen, which the first new one follows.
+        var resumedFrom: Double?
         var maximumLead: Double { followsWall ? VLCPictureTimes.adaptiveMaximumLead : VLCPictureTimes.maximumLead }
     }
 
@@ -112,6 +119,49 @@ final class VLCPictureTimes: Sendable {
         return max(onFrameGrid(estimate, s), s.lastStamp + minimumStep)
     }
 
+    /// The last few render leads: the seconds from the end of libVLC's copy of a picture into
+    /// its slot to its display callback.
+    struct RenderLeads {
+        static let count = 8
+        private var leads: [Double] = []
+        private var next = 0
+
+        /// Adds `lead`, dropping the oldest beyond `count`.
+        mutating func add(_ lead: Double) {
+            if leads.count < Self.count { leads.append(lead) } else { leads[next] = lead }
+            next = (next + 1) % Self.count
+        }
+
+        /// The median of the leads kept (nil before the first).
+        var median: Double? {
+            guard !leads.isEmpty else { return nil }
+            let sorted = leads.sorted()
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+    }
+
+    /// How much a render lead may exceed the median of the recent ones and still be taken as
+    /// on time.
+    static let renderLeadTolerance = 0.005
+
+    /// How late (seconds) a picture written at `writtenAt` is displayed at `now`, by libVLC's
+    /// own schedule: libVLC copies each picture into its slot ahead of its date (by about its
+    /// render time estimate, 15-25 ms measured) and then waits for the date to display it, so
+    /// the wait is nearly the same for each picture. A display callback that comes well after
+    /// the usual wait was held up after the picture was ready (a busy machine), and the picture
+    /// belongs to the time it would have been shown at. Records the lead (before taking the
+    /// median, which a single late one does not move).
+    private static func displayLateness(writtenAt: Double?, now: Double, _ s: inout State) -> Double {
+        guard let writtenAt, writtenAt <= now, now - writtenAt < 1 else { return 0 }
+        let lead = now - writtenAt
+        s.renderLeads.add(lead)
+        guard let usual = s.renderLeads.median else { return 0 }
+        return max(0, lead - usual - renderLeadTolerance)
+    }
+
+    /// How many displays of new pictures settling records.
+    static let maximumSettlingShows = 32
+
     /// Seconds since the last sign of progress while running (0 otherwise).
     func secondsWithoutProgress() -> Double {
         state.withLock { s in
@@ -145,7 +195,52 @@ final class VLCPictureTimes: Sendable {
             s.lastProgressWall = s.anchorWall
             s.presentedWhilePaused = false
             s.pausedPicture = nil
+            s.settlingShows = []
+            s.resumedFrom = nil
             if mode != .running && mode != .resuming { s.lastStamp = -Double.infinity }
+        }
+    }
+
+    /// Resumes (`watchingPictures`: from the first new picture, else at once) from the picture
+    /// on screen: the one paused at, or the last libVLC showed after it.
+    /// The position runs on from where it held either way.
+    func resume(watchingPictures: Bool) {
+        let (position, shown) = state.withLock { s in
+            (Self.time(s, at: monotonicSeconds()), s.mode == .paused ? s.pausedPicture : nil)
+        }
+        enter(watchingPictures ? .resuming : .running, at: position)
+        if watchingPictures, let shown { state.withLock { $0.resumedFrom = shown } }
+    }
+
+    /// Runs on after a seek to `target` while playing, which waited for the picture at the
+    /// target: libVLC shows it within `settleTime` after the first picture once the seek
+    /// buffered (that one may still be from before the seek: measured 12-20 ms before the
+    /// target's, which comes at no frame interval from it). The time runs from when
+    /// it was shown, and the pictures shown after it while settling (the seek finished late)
+    /// count a frame each. `presentTarget` is called when the picture on screen is the one at
+    /// the target, before any later one is stamped, to hand it on. Without a picture shown
+    /// while settling, the time runs from now.
+    func runAfterSeek(at target: Double, settleTime: Double, presentTarget: () -> Void) {
+        state.withLock { s in
+            let now = monotonicSeconds()
+            let shows = s.mode == .settling ? s.settlingShows : []
+            s.mode = .running
+            s.anchorMedia = max(0, target)
+            s.presentedWhilePaused = false
+            s.pausedPicture = nil
+            s.settlingShows = []
+            s.lastProgressWall = now
+            guard let first = shows.first else {
+                s.anchorWall = now
+                s.lastStamp = -Double.infinity
+                return
+            }
+            let targetShow = shows.lastIndex { $0 <= first + settleTime } ?? 0
+            let later = shows.count - 1 - targetShow
+            s.anchorWall = shows[targetShow]
+            let targetStamp = s.framesOnGrid ? Self.frameStart(at: s.anchorMedia, frameDuration: s.frameDuration) : s.anchorMedia
+            s.lastStamp = max(s.anchorMedia, targetStamp + Double(later) * s.frameDuration)
+            if later == 0 { presentTarget() }
         }
     }
 
@@ -217,12 +312,20 @@ final class VLCPictureTimes: Sendable {
     /// The time of a picture displayed now, whether it goes to the `.frames` handler, and
     /// whether it jumped past the pictures between (an adaptive stream's first picture after
     /// a resume, when libVLC dropped those to catch up with its clock).
-    /// `repeated`: the same picture as before (libVLC redisplays while it waits).
-    func stampPicture(repeated: Bool) -> (time: Double, present: Bool, jumped: Bool) {
+    /// `repeated`: the same picture as before (libVLC redisplays while it waits); `writtenAt`:
+    /// when libVLC finished writing it into its slot (monotonic seconds), if known;
+    /// `seekPicture`: it is the first picture after a seek while playing buffered (see
+    /// `runAfterSeek`).
+    func stampPicture(repeated: Bool, writtenAt: Double? = nil, seekPicture: Bool = false) -> (time: Double, present: Bool, jumped: Bool) {
         state.withLock { s in
             let now = monotonicSeconds()
             switch s.mode {
             case .settling:
+                if seekPicture {
+                    s.settlingShows = [now]
+                } else if !repeated, !s.settlingShows.isEmpty, s.settlingShows.count < Self.maximumSettlingShows {
+                    s.settlingShows.append(now)
+                }
                 return (s.anchorMedia, false, false)
             case .paused:
                 defer { s.presentedWhilePaused = true }
@@ -238,7 +341,9 @@ final class VLCPictureTimes: Sendable {
                 guard !repeated else { return (s.anchorMedia, false, false) }
                 s.mode = .running
                 let step = s.followsWall ? max(s.frameDuration, (now - s.anchorWall) * s.rate) : s.frameDuration
-                s.anchorMedia += step
+                let shown = s.resumedFrom ?? s.anchorMedia
+                s.resumedFrom = nil
+                s.anchorMedia = max(s.anchorMedia, Self.onFrameGrid(shown + step, s))
                 s.anchorWall = now
                 s.lastProgressWall = now
                 s.lastStamp = s.anchorMedia
@@ -251,7 +356,8 @@ final class VLCPictureTimes: Sendable {
                     s.anchorWall = now
                 }
                 s.lastProgressWall = now
-                let time = Self.runningStamp(estimate: Self.time(s, at: now), s)
+                let shownAt = now - Self.displayLateness(writtenAt: writtenAt, now: now, &s)
+                let time = Self.runningStamp(estimate: Self.time(s, at: shownAt), s)
                 s.lastStamp = time
                 return (time, true, false)
             }

@@ -39,19 +39,19 @@ extension VLCSession {
 
     private func playing() {
         vlcPlaying = true
-        if wantsPlaying { stateChangeSentAt = nil }
+        confirmState(playing: true)
         if let operation = seekOperation, operation.stage == .resuming {
             resumedForSeek()
         } else if phase == .ready, seekOperation == nil, !ended, pictureTimes.mode != .running, pictureTimes.mode != .resuming {
             // With pictures, running starts with the first new one.
-            pictureTimes.enter(watchesPictures ? .resuming : .running)
+            pictureTimes.resume(watchingPictures: watchesPictures)
         }
     }
 
     private func paused() {
         if vlcPlaying, phase == .ready { outputKnowsPause = true }
         vlcPlaying = false
-        if !wantsPlaying { stateChangeSentAt = nil }
+        confirmState(playing: false)
         if phase == .starting {
             switch startStage {
             case .awaitingPause: startPaused()
@@ -66,6 +66,17 @@ extension VLCSession {
             }
         } else if phase == .ready, pictureTimes.mode == .running || pictureTimes.mode == .resuming {
             pictureTimes.enterPaused()
+        }
+    }
+
+    /// libVLC reported it is playing (or paused): the wanted state is confirmed when it is the
+    /// same; otherwise a change libVLC has still to make is awaited (`recoverIfStuck`), e.g. a
+    /// pause it takes just before the play that follows it.
+    private func confirmState(playing: Bool) {
+        if wantsPlaying == playing {
+            stateChangeSentAt = nil
+        } else if stateChangeSentAt == nil {
+            stateChangeSentAt = monotonicSeconds()
         }
     }
 
@@ -191,8 +202,15 @@ extension VLCSession {
     /// window (once, while paused); without either nothing is converted.
     func presentShownPicture(at time: TimeInterval) {
         guard frames.hasPicture else { return }
-        frames.setPresentationTime(time)
         pictureTimes.markPresentedWhilePaused()
+        presentKeptPicture(at: time)
+    }
+
+    /// Hands the picture kept from the last display on, stamped `time`: to the window, the
+    /// `.yuvFrames` or the `.frames` handler.
+    func presentKeptPicture(at time: TimeInterval) {
+        guard frames.hasPicture else { return }
+        frames.setPresentationTime(time)
         if let windowPresenter {
             let frames = frames
             windowPresenter.show { draw in frames.withKeptPicture(draw) }

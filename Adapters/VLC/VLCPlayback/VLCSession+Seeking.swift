@@ -283,7 +283,9 @@ extension VLCSession {
         if wantsPlaying {
             video?.releaseHold()
             if vlcPlaying {
-                pictureTimes.enter(.running, at: operation.target)
+                pictureTimes.runAfterSeek(at: operation.target, settleTime: VLCVideoCallbacks.settleTime(frameDuration: frameDuration)) {
+                    presentKeptPicture(at: operation.target)
+                }
             } else {
                 pictureTimes.enter(watchesPictures ? .resuming : .running, at: operation.target)
                 player?.play()

@@ -457,14 +457,24 @@ final class VLCSession: @unchecked Sendable {
         // After the end EnginePlayer seeks to 0 first (`seek(to:)` restarts the input).
         guard phase == .ready, seekOperation == nil, let player else { return }
         video?.releaseHold()
-        stateChangeSentAt = monotonicSeconds()
         player.play()
+        if vlcPlaying {
+            // libVLC has not reported the pause asked for just before: it may never take it
+            // (it then sends neither Paused nor Playing and goes on playing), so the pictures
+            // run on now; if it does take it, its Paused event says so.
+            stateChangeSentAt = nil
+            if pictureTimes.mode == .paused { pictureTimes.resume(watchingPictures: watchesPictures) }
+        } else {
+            stateChangeSentAt = monotonicSeconds()
+        }
     }
 
     func pause() {
         wantsPlaying = false
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
-        stateChangeSentAt = monotonicSeconds()
+        // libVLC has not reported the play asked for just before: as in `play()`, its
+        // Playing event says so if it takes it.
+        stateChangeSentAt = vlcPlaying ? monotonicSeconds() : nil
         player.setPaused(true)
         pictureTimes.enterPaused()
     }

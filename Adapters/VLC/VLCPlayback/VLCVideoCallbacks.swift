@@ -349,7 +349,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// libVLC shows the picture it wrote into `slot` of `picture`.
     fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer, slot: Int) {
         shownPicture.set(true)
-        let repeated = picture.displayed(slot: slot)
+        let (repeated, writtenAt) = picture.displayed(slot: slot)
         let watched = watchPicture(repeated: repeated)
         // Told after the picture is stored: the engine then reads it back.
         defer {
@@ -364,7 +364,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             picture.shown = true
             onNewPictureSize(picture.size)
         }
-        let stamp = pictureTimes.stampPicture(repeated: repeated)
+        let stamp = pictureTimes.stampPicture(repeated: repeated, writtenAt: writtenAt, seekPicture: watched.seekPicture)
         if stamp.jumped { sink.positionJumped(to: stamp.time) }
         let correction = corrections.get()[picture.size]
         // The picture stays in its slot for thumbnails, converted or copied only when one is
