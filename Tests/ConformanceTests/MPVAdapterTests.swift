@@ -355,6 +355,40 @@ struct MPVAdapterTests {
         }
     }
 
+    @Test("thumbnails taken while .frames plays each show the frame their time names (the one render buffer is never read mid-draw)")
+    func thumbnailsWhileFramesPlay() async throws {
+        let frames = FrameCollector()
+        let player = try mpvPlayer("frames.mp4", video: .frames(viewport: nil, handler: frames.handler))
+        defer { player.shutdown() }
+        _ = try await EventRecorder.prepared(player)
+        player.play()
+        #expect(await frames.waitUntil(count: 5, timeout: 5))
+        // As many thumbnails as one thread can take in 2 s of playback, about 50 frames drawn.
+        let deadline = Date().addingTimeInterval(2)
+        var taken = 0, numbers = Set<Int>(), wrongCount = 0, wrong: [String] = []
+        func mismatch(_ what: String) {
+            wrongCount += 1
+            if wrong.count < 5 { wrong.append(what) }
+        }
+        while Date() < deadline {
+            taken += 1
+            guard let thumbnail = player.thumbnailAtCurrentTime() else {
+                mismatch("nil")
+                continue
+            }
+            guard let number = FramePattern.frameNumber(in: thumbnail) else {
+                mismatch("unreadable at \(thumbnail.presentationTime)")
+                continue
+            }
+            numbers.insert(number)
+            if abs(FramePattern.time(ofFrame: number) - thumbnail.presentationTime) > 0.021 {
+                mismatch("frame \(number) stamped \(thumbnail.presentationTime)")
+            }
+        }
+        #expect(wrongCount == 0, "\(wrongCount) of \(taken) thumbnails wrong, the first: \(wrong)")
+        #expect(numbers.count >= 30, "the thumbnails showed only \(numbers.count) frames in 2 s of playback")
+    }
+
     // Opt-in (MPV_WINDOW_TEST=1 and DISPLAY): one window player per process works, but a
     // second player with an X11 output in the same process (the anamorphic one below) often
     // ends the process with an Xlib fatal I/O error on its connection (cause not found yet;

@@ -177,6 +177,9 @@ final class MPVSession: @unchecked Sendable {
             }
             let receiver = MPVPictureReceiver()
             renderer = MPVSoftwareRenderer(context: context, makesAlphaOpaque: yuvOutput == nil,
+                                           stamp: { requestedAt, isNewFrame in
+                                               receiver.session?.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame) ?? 0
+                                           },
                                            onPicture: { picture in receiver.session?.receive(picture) },
                                            onIdle: { receiver.session?.rendererIdle() })
             receiver.session = self
@@ -279,15 +282,18 @@ final class MPVSession: @unchecked Sendable {
 
     // MARK: - Render thread
 
-    /// A picture the renderer drew: keep it, present it, count it, and wake the event thread
-    /// when a prepare or a seek waits for it.
+    /// The media time of the picture mpv asked to be drawn at `requestedAt`.
+    fileprivate func stamp(requestedAt: TimeInterval, isNewFrame: Bool) -> TimeInterval {
+        // Before prepared the core is paused at the start: no later sample is coming.
+        frameTimes.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame, waitsForSample: shared.get().prepareReported)
+    }
+
+    /// A picture the renderer drew (and keeps, for thumbnails and redraws; not the
+    /// stored-size pictures of `.yuvFrames`, whose thumbnails are screenshots): present it,
+    /// count it, and wake the event thread when a prepare or a seek waits for it.
     fileprivate func receive(_ picture: MPVRenderedPicture) {
         guard !isClosing else { return }
-        // Before prepared the core is paused at the start: no later sample is coming.
-        let time = frameTimes.stamp(requestedAt: picture.requestedAt, isNewFrame: picture.isNewFrame,
-                                    waitsForSample: shared.get().prepareReported)
-        // Kept for thumbnails (not the stored-size pictures of `.yuvFrames`).
-        if yuvOutput == nil { renderer?.keepPictureHandedOver(at: time) }
+        let time = picture.time
         if let windowPresenter, let renderer {
             // Drawn from the kept picture, now and on expose, resize or a new mode.
             windowPresenter.show { draw in

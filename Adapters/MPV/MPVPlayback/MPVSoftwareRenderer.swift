@@ -10,8 +10,8 @@ struct MPVRenderedPicture {
     let size: VideoSize
     let bytesPerRow: Int
     let isNewFrame: Bool
-    /// When mpv asked for the draw (system uptime).
-    let requestedAt: TimeInterval
+    /// The picture's media time, as the renderer's `stamp` gave it.
+    let time: TimeInterval
 }
 
 /// The flag libmpv's update callback raises; the callback's context object.
@@ -42,7 +42,7 @@ final class MPVRenderUpdates: @unchecked Sendable {
 
 /// Owns one `mpv_render_context` of the software (`sw`) render API and the thread that
 /// renders into memory: every frame mpv presents is drawn at natural size into an RGBA buffer
-/// and handed to `onPicture`. Created before the file is loaded (so mpv's `libmpv` video
+/// and handed to `onPicture`, with the time `stamp` gives it before it is drawn. Created before the file is loaded (so mpv's `libmpv` video
 /// output has somewhere to draw); `stop()` ends the thread, unregisters the callback and frees
 /// the context, and must run before the core is destroyed.
 ///
@@ -51,39 +51,47 @@ final class MPVRenderUpdates: @unchecked Sendable {
 /// property reads. Such a frame is drawn into a scratch pixel at once and drawn again at the
 /// natural size when `setTargetSize` gives it.
 ///
-/// The render thread calls only `mpv_render_*` functions and `onPicture`, never other libmpv
-/// functions, as render.h requires.
+/// The render thread calls only `mpv_render_*` functions, `stamp` and `onPicture`, never other
+/// libmpv functions, as render.h requires.
+///
+/// One buffer serves both drawing and the kept picture (thumbnails, a window's redraws): the
+/// picture is stamped before it is drawn, so a reader waits only for the draw itself.
 final class MPVSoftwareRenderer: @unchecked Sendable {
     // @unchecked: `context` is used by the render thread until it finishes, then freed by
-    // `stop()` once; `buffers` is changed by the render thread only, with `keptLock` held,
-    // and read by others with it held; `drawIndex` is render-thread only; `kept` is guarded
-    // by `keptLock`; `handedOver` is render-thread only; `updates` guards its own fields.
+    // `stop()` once; `buffer` is written by the render thread only, and read by others with
+    // `picture` held while no draw is under way; `kept` and `isDrawing` are guarded by
+    // `picture`; `scratch` is render-thread only; `updates` guards its own fields.
     private let context: OpaquePointer
     private let updates = MPVRenderUpdates()
+    private let stamp: @Sendable (_ requestedAt: TimeInterval, _ isNewFrame: Bool) -> TimeInterval
     private let onPicture: @Sendable (MPVRenderedPicture) -> Void
     private let onIdle: @Sendable () -> Void
     /// Whether the fourth byte of each pixel is made opaque alpha (RGBA pictures); pictures
     /// that are converted on (to YUV) leave it as mpv wrote it.
     private let makesAlphaOpaque: Bool
-    /// Two buffers drawn into in turn: the one not kept is drawn into, so the kept picture
-    /// (thumbnails, a window's redraws) is read without a copy per frame. Changed by the
-    /// render thread only, with `keptLock` held (others read them with it held); the kept one
-    /// is never changed while it is kept.
-    private var buffers: [(pointer: UnsafeMutableRawPointer?, capacity: Int)] = [(nil, 0), (nil, 0)]
-    private var drawIndex = 0
-    /// The picture being handed to `onPicture` (render thread only).
-    private var handedOver: (index: Int, size: VideoSize, bytesPerRow: Int)?
-    /// The picture kept, guarded by `keptLock`.
-    private let keptLock = MutexLock()
-    private var kept: (index: Int, size: VideoSize, bytesPerRow: Int, time: TimeInterval)?
+    /// The one buffer mpv draws into; it also holds the kept picture (thumbnails, a window's
+    /// redraws), which readers wait for while a draw is under way and until the new picture is
+    /// kept, instead of a second buffer (8 MiB at 1080p) to draw into meanwhile.
+    private var buffer: (pointer: UnsafeMutableRawPointer?, capacity: Int) = (nil, 0)
+    /// Where a frame owed before the size is known is drawn (one pixel, 64 bytes aligned).
+    private let scratch = pk_mpv_aligned_alloc(64)
+    /// Guards `kept` and `isDrawing`, and wakes readers when a draw is over.
+    private let picture = ConditionVariable()
+    /// The picture in `buffer` and its time, once kept.
+    private var kept: (size: VideoSize, bytesPerRow: Int, time: TimeInterval)?
+    /// `buffer` is being drawn into.
+    private var isDrawing = false
     private var isStopped = false
 
-    /// Takes ownership of `context` and starts the render thread, which calls `onPicture` for
-    /// each picture and `onIdle` whenever it has handled a request.
-    init(context: OpaquePointer, makesAlphaOpaque: Bool = true, onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void,
-         onIdle: @escaping @Sendable () -> Void) {
+    /// Takes ownership of `context` and starts the render thread, which asks `stamp` for the
+    /// media time of each picture mpv asked to be drawn at `requestedAt` (system uptime), calls
+    /// `onPicture` once it is drawn and kept, and `onIdle` whenever it has handled a request.
+    init(context: OpaquePointer, makesAlphaOpaque: Bool = true,
+         stamp: @escaping @Sendable (_ requestedAt: TimeInterval, _ isNewFrame: Bool) -> TimeInterval,
+         onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void, onIdle: @escaping @Sendable () -> Void) {
         self.context = context
         self.makesAlphaOpaque = makesAlphaOpaque
+        self.stamp = stamp
         self.onPicture = onPicture
         self.onIdle = onIdle
         pk_mpv_render_context_set_update_callback(context, { opaque in
@@ -94,7 +102,8 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     }
 
     deinit {
-        for buffer in buffers { free(buffer.pointer) }
+        free(buffer.pointer)
+        free(scratch)
     }
 
     // MARK: - The kept picture (any thread)
@@ -107,26 +116,25 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     }
 
     /// Calls `body` with the kept picture (RGBA rows, borrowed for the call), its size, row
-    /// stride and time; nil when none is kept.
+    /// stride and time; nil when none is kept. While a picture is being drawn, waits (at most
+    /// `Self.drawWait`) for it: the buffer holds no whole picture meanwhile.
     func withKeptPicture<T>(_ body: (UnsafeRawPointer, VideoSize, _ bytesPerRow: Int, TimeInterval) -> T) -> T? {
-        keptLock.lock()
-        defer { keptLock.unlock() }
-        guard let kept, let pointer = buffers[kept.index].pointer else { return nil }
+        picture.lock()
+        defer { picture.unlock() }
+        let deadline = monotonicSeconds() + Self.drawWait
+        while isDrawing, picture.wait(until: deadline) {}
+        guard !isDrawing, let kept, let pointer = buffer.pointer else { return nil }
         return body(UnsafeRawPointer(pointer), kept.size, kept.bytesPerRow, kept.time)
     }
 
-    /// Keeps the picture being handed over, stamped `time`, for thumbnails and redraws; the
-    /// next picture is drawn into the other buffer. Called by `onPicture` (the render thread).
-    func keepPictureHandedOver(at time: TimeInterval) {
-        guard let picture = handedOver else { return }
-        keptLock.withLock { kept = (picture.index, picture.size, picture.bytesPerRow, time) }
-        drawIndex = 1 - picture.index
-    }
+    /// The longest a reader of the kept picture waits for a draw under way (a 1080p draw takes
+    /// a few milliseconds).
+    private static let drawWait: TimeInterval = 0.5
 
     /// Stamps the kept picture with `time` (a paused seek drew it before its time was known);
     /// false when none is kept.
     func restampKept(_ time: TimeInterval) -> Bool {
-        keptLock.withLock {
+        picture.withLock {
             kept?.time = time
             return kept != nil
         }
@@ -134,7 +142,17 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
 
     /// Forgets the kept picture.
     func forgetKept() {
-        keptLock.withLock { kept = nil }
+        picture.withLock { kept = nil }
+    }
+
+    /// The draw is over: `buffer` holds `newKept` (nil: no whole picture), and waiting
+    /// readers go on.
+    private func finishDraw(keeping newKept: (size: VideoSize, bytesPerRow: Int, time: TimeInterval)?) {
+        picture.withLock {
+            kept = newKept
+            isDrawing = false
+            picture.broadcast()
+        }
     }
 
     /// True while mpv has asked for a picture that is not drawn and handed over yet.
@@ -224,27 +242,32 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             if !updates.targetSize.isEmpty { updates.pending = true }
             updates.condition.unlock()
         }
-        let size = owesFrame ? VideoSize(width: 1, height: 1) : knownSize
-        let bytesPerRow = (size.width * 4 + 63) & ~63
-        let byteCount = bytesPerRow * size.height
-        let index = drawIndex
-        if byteCount > buffers[index].capacity {
-            // Not the kept buffer: that one is never drawn into.
-            free(buffers[index].pointer)
+        if owesFrame {
+            // Drawn only to let mpv go on; the kept picture stays as it is.
+            if let scratch { _ = draw(into: scratch, size: VideoSize(width: 1, height: 1), bytesPerRow: 64) }
+            return
+        }
+        let time = stamp(requestedAt, isNewFrame)
+        let bytesPerRow = (knownSize.width * 4 + 63) & ~63
+        let byteCount = bytesPerRow * knownSize.height
+        picture.withLock { isDrawing = true }
+        if byteCount > buffer.capacity {
+            free(buffer.pointer)
             let fresh = pk_mpv_aligned_alloc(byteCount)
-            keptLock.withLock { buffers[index] = (fresh, fresh == nil ? 0 : byteCount) }
             // mpv leaves rgb0's fourth byte alone: zeroed once, a picture converted on (to
             // YUV, alpha left as it is) reads no uninitialised memory.
             fresh?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+            buffer = (fresh, fresh == nil ? 0 : byteCount)
         }
-        guard let buffer = buffers[index].pointer, draw(into: buffer, size: size, bytesPerRow: bytesPerRow),
-              !owesFrame else { return }
-        if makesAlphaOpaque { Self.makeOpaque(buffer, size: size, bytesPerRow: bytesPerRow) }
-        handedOver = (index, size, bytesPerRow)
+        guard let pixels = buffer.pointer, draw(into: pixels, size: knownSize, bytesPerRow: bytesPerRow) else {
+            finishDraw(keeping: nil)
+            return
+        }
+        if makesAlphaOpaque { Self.makeOpaque(pixels, size: knownSize, bytesPerRow: bytesPerRow) }
+        finishDraw(keeping: (knownSize, bytesPerRow, time))
         onPicture(MPVRenderedPicture(
-            pixels: UnsafeRawBufferPointer(start: buffer, count: byteCount),
-            size: size, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame, requestedAt: requestedAt))
-        handedOver = nil
+            pixels: UnsafeRawBufferPointer(start: pixels, count: byteCount),
+            size: knownSize, bytesPerRow: bytesPerRow, isNewFrame: isNewFrame, time: time))
     }
 
     /// Has mpv draw its frame as "rgb0" at `size` into `pixels` (rows `bytesPerRow` apart,
