@@ -16,8 +16,8 @@ import PlaybackKit
 ///   it lands): for `seekingWait`;
 /// - once a seek landed or the size changed (`invalidate()`) while playing: for `wait`, as a
 ///   screenshot of the new picture is begun then;
-/// - while paused, until a seek or a new size; while playing, for `recent` after it was
-///   taken, as the pictures move on: for `wait`.
+/// - while paused or stalled (held until the cache fills), until a seek or a new size; while
+///   playing, for `recent` after it was taken, as the pictures move on: for `wait`.
 /// Otherwise (before the first, after a paused seek, a picture too old while playing) a call
 /// waits up to `firstWait` for a screenshot begun since: the core is not seeking then, and
 /// answers within the time of one screenshot.
@@ -52,7 +52,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     struct PlaybackMotion {
         /// A seek was sent and has not landed.
         var seeking: Bool
-        /// Playing (or asked to): the pictures move on.
+        /// Playing (or asked to), and not held until the cache fills: the pictures move on.
         var advancing: Bool
     }
 

@@ -52,7 +52,11 @@ extension MPVSession {
             reportBuffer()
         case .pausedForCache:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
-            if prepared { sink.stalled(data.load(as: Int32.self) != 0) }
+            let stalled = data.load(as: Int32.self) != 0
+            // Before the report: a thumbnail asked for once the stall is known takes the last
+            // screenshot (the picture holds still) instead of waiting for the core.
+            shared.withLock { $0.pausedForCache = stalled }
+            if prepared { sink.stalled(stalled) }
         case .trackList:
             if prepared { reportTracks() }
         case .metadata:

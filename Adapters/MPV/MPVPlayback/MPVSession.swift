@@ -98,6 +98,8 @@ final class MPVSession: @unchecked Sendable {
         var seek: SeekRequest?
         /// The pause state last asked for (mpv starts paused).
         var pauseRequested = true
+        /// mpv holds playback until its cache fills (`paused-for-cache`): the picture stays.
+        var pausedForCache = false
         var nextSeekID = MPVSession.seekReplyBase
         /// A subtitle track is selected (drawn on `.frames` pictures, so thumbnails come from
         /// the decoder instead).
@@ -165,7 +167,7 @@ final class MPVSession: @unchecked Sendable {
         let shared = self.shared
         screenshots = MPVScreenshotTaker(handle: handle, fallbackTime: { frameTimes.latest }, playback: {
             let state = shared.get()
-            return .init(seeking: state.seek != nil, advancing: !state.pauseRequested)
+            return .init(seeking: state.seek != nil, advancing: !state.pauseRequested && !state.pausedForCache)
         })
         handle.requestLogMessages(level: "error")
         yuvOutput = sink.wantsYUVFrames ? MPVYUVOutput() : nil
