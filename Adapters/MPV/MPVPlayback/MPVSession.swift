@@ -290,9 +290,9 @@ final class MPVSession: @unchecked Sendable {
         frameTimes.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame, waitsForSample: shared.get().prepareReported)
     }
 
-    /// A picture the renderer drew (and keeps, for thumbnails and redraws; not the
-    /// stored-size pictures of `.yuvFrames`, whose thumbnails are screenshots): present it,
-    /// count it, and wake the event thread when a prepare or a seek waits for it.
+    /// A picture the renderer drew and keeps (for thumbnails and redraws; with `.yuvFrames`,
+    /// whose pictures are drawn at the stored size, thumbnails are screenshots instead):
+    /// present it, count it, and wake the event thread when a prepare or a seek waits for it.
     fileprivate func receive(_ picture: MPVRenderedPicture) {
         guard !isClosing else { return }
         let time = picture.time

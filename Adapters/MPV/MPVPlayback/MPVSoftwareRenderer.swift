@@ -42,9 +42,10 @@ final class MPVRenderUpdates: @unchecked Sendable {
 
 /// Owns one `mpv_render_context` of the software (`sw`) render API and the thread that
 /// renders into memory: every frame mpv presents is drawn at natural size into an RGBA buffer
-/// and handed to `onPicture`, with the time `stamp` gives it before it is drawn. Created before the file is loaded (so mpv's `libmpv` video
-/// output has somewhere to draw); `stop()` ends the thread, unregisters the callback and frees
-/// the context, and must run before the core is destroyed.
+/// and handed to `onPicture`, with the time `stamp` gives it before it is drawn. Created
+/// before the file is loaded (so mpv's `libmpv` video output has somewhere to draw); `stop()`
+/// ends the thread, unregisters the callback and frees the context, and must run before the
+/// core is destroyed.
 ///
 /// The first frame can come before the session knows the natural size, and the session cannot
 /// learn it then: mpv's core waits (up to 200 ms) for that frame to be drawn before it answers
