@@ -16,7 +16,7 @@ extension PlaybackBackends {
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
             backend: "vlc", check: "http.hls-play-seek",
-            reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders and video output (new streams, an output that plays on by itself while the input is paused), and libVLC takes the resume only once they are made (its Playing event up to 2 s late under the address sanitizer): a paused seek's run-up, timed from that event, still keeps a picture 1-12 frames off the target in about 1 run of 6-20 under the address sanitizer (0 of 20 without it, on a loaded machine)"),
+            reason: "playing, the picture and the position agree; but each seek restarts an HLS stream's decoders and video output, and libVLC reports its buffering done before the new decoder exists: its clock starts there, and while the decoder starts (258-380 ms seen under the address sanitizer beside three busy processes) the pictures of a paused seek's run-up are dropped as too late, though the input is paused. The first picture after the resume then comes on time by every report libVLC gives, but 9-13 frames past the target: 2 runs of 30 under the address sanitizer beside three busy processes, 0 of 12 beside two and 0 of 12 alone"),
         KnownConformanceFailure(
             backend: "vlc", check: "picture-size.residues",
             reason: vlcBrokenVP9Pictures),

@@ -108,12 +108,10 @@ extension VLCSession {
     /// for a while.
     func resumeIfBufferingStalls(reports: Int) {
         guard let operation = seekOperation else { return }
-        let current = operation.token
-        queue.asyncAfter(deadline: .now() + 0.25) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == current,
-                  operation.stage == .landing, operation.bufferingReports == reports else { return }
-            PlaybackLog.log(.debug, "vlc", "buffering after the paused seek to \(operation.target) s stopped at \(Int(self.bufferingPercent)) %; resuming")
-            self.resumeToTarget()
+        whenStill(.landing, token: operation.token, after: 0.25) { session, operation in
+            guard operation.bufferingReports == reports else { return }
+            PlaybackLog.log(.debug, "vlc", "buffering after the paused seek to \(operation.target) s stopped at \(Int(session.bufferingPercent)) %; resuming")
+            session.resumeToTarget()
         }
     }
 
@@ -154,7 +152,7 @@ extension VLCSession {
         // come), time from the request. An input that reported Paused sends Playing when it
         // takes the resume, which can be late (restarting decoders): wait longer for it.
         let assumeAfter = vlcPlaying ? 0.4 : Self.resumeConfirmationLimit
-        queue.asyncAfter(deadline: .now() + assumeAfter) { [weak video] in video?.assumeResumed(at: sentAt) }
+        whenStill(.runningToTarget, token: current, after: assumeAfter) { session, _ in session.video?.assumeResumed(at: sentAt) }
         // If the target picture never comes (nothing left to show), settle anyway.
         whenStill(.runningToTarget, token: current, after: assumeAfter + (operation.runUpFrames + 1) * frameDuration / Double(max(0.05, rate)) + 1.5) { session, operation in
             session.scheduleSeekSettle(after: 0)
@@ -298,11 +296,14 @@ extension VLCSession {
         if !operation.silent { sink.seekCompleted(operation.target) }
     }
 
-    /// Runs `action` after `delay` seconds if the seek with `token` is still at `stage` (the
-    /// fallbacks for libVLC reports that may not come).
+    /// Runs `action` after `delay` seconds if the seek with `token` is still at `stage`, in the
+    /// step it is in now (the fallbacks for libVLC reports that may not come; one scheduled
+    /// for a paused seek's landing must not cut short the landing done again after it).
     func whenStill(_ stage: SeekStage, token: Int, after delay: Double, _ action: @escaping @Sendable (VLCSession, SeekOperation) -> Void) {
+        let step = seekOperation?.step
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self, let operation = self.seekOperation, operation.token == token, operation.stage == stage else { return }
+            guard let self, let operation = self.seekOperation, operation.token == token, operation.stage == stage,
+                  operation.step == step else { return }
             action(self, operation)
         }
     }

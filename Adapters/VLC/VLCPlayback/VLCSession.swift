@@ -63,7 +63,11 @@ final class VLCSession: @unchecked Sendable {
 
     struct SeekOperation {
         var target: TimeInterval
-        var stage: SeekStage
+        /// Where the seek is; every assignment counts as a new step, even to the same stage
+        /// (a paused seek landing again after an overshoot).
+        var stage: SeekStage { didSet { step += 1 } }
+        /// Stages entered so far: a fallback scheduled in one step does nothing in a later one.
+        private(set) var step = 0
         var sawBufferingStart = false
         let token: Int
         /// A restart the engine does on its own (recovering a stuck input): not reported.
