@@ -15,7 +15,9 @@ import PlaybackKit
 // its Playing event, so each picture's media time follows from when it is shown; the one at
 // the target is kept and the input paused again (later pictures are ignored). Without
 // pictures to watch, a paused seek plays muted from a little before the target. A seek while
-// playing seeks to the target and completes once the first picture after it is shown.
+// playing seeks to the target and completes once the first picture after it is shown. In an
+// adaptive stream (HLS, DASH) a paused seek is done playing, muted, and pauses on the first
+// picture shown (`seekPlayingToPause`).
 
 extension VLCSession {
     /// Seconds per video frame (25 fps when unknown).
@@ -32,7 +34,9 @@ extension VLCSession {
         let target = max(0, target)
         pictureTimes.enter(.settling, at: target)
         let firstFrame = expectsPicture && video != nil && frameStart(at: target) < frameDuration / 2
-        if ended || (!wantsPlaying && firstFrame) {
+        if isAdaptive, !ended, !wantsPlaying, expectsPicture, video != nil {
+            seekPlayingToPause(to: target)
+        } else if ended || (!wantsPlaying && firstFrame) {
             // libVLC's Ended state cannot seek, and the first frame shows reliably only when
             // opening: start the input again (it opens paused).
             ended = false
@@ -76,11 +80,35 @@ extension VLCSession {
         if wantsPlaying {
             start = operation.target
             video?.watchPlayingSeek(target: start, rate: Double(rate), frameDuration: frameDuration)
+        } else if operation.playsToPause {
+            // Just before the start of the target frame (libVLC shows first the frame at or
+            // after the time it seeks to), or 0 (no preroll there).
+            let targetStart = frameStart(at: operation.target)
+            start = targetStart < frameDuration / 2 ? 0 : (((targetStart * 1000).rounded(.down)) - 1) / 1000
+            video?.watchPlayingSeek(target: start, rate: Double(rate), frameDuration: frameDuration, hold: true)
         } else {
             start = max(0, operation.target - Self.runUp)
             setMuted(true)
         }
         player.setTime(Int64((start * 1000).rounded()))
+    }
+
+    /// A paused seek in an adaptive stream (HLS, DASH), done playing, muted. Each seek there
+    /// makes new decoders and a new video output, which libVLC 3 leaves unpaused when the
+    /// input is paused, while it sets its clock from the time the pause began: the new
+    /// decoder runs ahead and the output drops what it decodes as late, so a paused seek
+    /// would show a picture past the target. Playing, libVLC sets its clock once the new
+    /// decoder holds the picture at the target and shows it first; the input pauses on it
+    /// (later pictures are ignored). The seek is sent before the resume, so that libVLC
+    /// flushes the old pictures while still paused, and buffers the new ones playing.
+    private func seekPlayingToPause(to target: TimeInterval) {
+        guard let player else { return }
+        var operation = SeekOperation(target: target, stage: .buffering, token: token)
+        operation.playsToPause = true
+        seekOperation = operation
+        setMuted(true)
+        sendSeek()
+        player.setPaused(false)
     }
 
     /// Sends the paused seek of the operation in flight: to just before the start of the frame

@@ -78,6 +78,8 @@ final class VLCSession: @unchecked Sendable {
         var retries = 0
         /// libVLC's buffering reports under 100 % so far.
         var bufferingReports = 0
+        /// A paused seek done playing (adaptive streams, see `seekPlayingToPause`).
+        var playsToPause = false
     }
 
     /// How often positions and buffer figures are reported while playing.

@@ -90,6 +90,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var target: Double
         var rate: Double
         var frame: Double
+        /// Keep the seek's picture on screen and ignore later ones (a seek done playing for a
+        /// paused one, see `watchPlayingSeek`).
+        var hold = false
     }
 
     /// How displayed pictures are watched while a start or seek settles.
@@ -158,9 +161,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     func holdFirstPicture() { watch.set(.firstPicture(seen: false)) }
 
     /// Watches the pictures of a seek while playing, about to be sent: the first new picture
-    /// after buffering is reported through `onSeekPicture`.
-    func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double) {
-        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration))
+    /// after buffering is reported through `onSeekPicture`. `hold`: that picture stays on
+    /// screen and later ones are ignored (the input plays only to show it, and pauses on it).
+    func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double, hold: Bool = false) {
+        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration), hold: hold)
         watch.set(.seekBuffering(seek, sawStart: false))
     }
 
@@ -263,9 +267,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .firstPicture(let seen):
                 state = .firstPicture(seen: true)
                 return Verdict(keep: !seen)
-            case .seekBuffered:
+            case .seekBuffered(let seek):
                 guard !repeated else { return Verdict() }
-                state = .seekShown(hold: false)
+                state = .seekShown(hold: seek.hold)
                 return Verdict(seekPicture: true)
             case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
                 guard !repeated else { return Verdict() }
