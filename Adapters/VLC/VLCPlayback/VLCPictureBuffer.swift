@@ -103,6 +103,8 @@ final class VLCPictureBuffer: @unchecked Sendable {
     let lines: [Int]
     /// True once the output displayed a picture (video output thread only).
     var shown = false
+    /// Which output this is, counting from 1 in the order they were made (set once, when made).
+    var serial = 0
 
     /// Bytes of picture in each row of each plane (the rest of a row is padding).
     private let rowBytes: [Int]

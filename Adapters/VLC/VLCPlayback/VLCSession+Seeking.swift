@@ -34,7 +34,7 @@ extension VLCSession {
         let target = max(0, target)
         pictureTimes.enter(.settling, at: target)
         let firstFrame = expectsPicture && video != nil && frameStart(at: target) < frameDuration / 2
-        if isAdaptive, !ended, !wantsPlaying, expectsPicture, video != nil {
+        if isAdaptive, !ended, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
             seekPlayingToPause(to: target)
         } else if ended || (!wantsPlaying && firstFrame) {
             // libVLC's Ended state cannot seek, and the first frame shows reliably only when
@@ -81,11 +81,14 @@ extension VLCSession {
             start = operation.target
             video?.watchPlayingSeek(target: start, rate: Double(rate), frameDuration: frameDuration)
         } else if operation.playsToPause {
-            // Just before the start of the target frame (libVLC shows first the frame at or
-            // after the time it seeks to), or 0 (no preroll there).
+            // A frame and a half before the target frame (more after an overshoot), or 0:
+            // libVLC shows first a frame at or after the time it seeks to, give or take a few
+            // milliseconds (an adaptive stream's timeline is placed by the first timestamp
+            // read after the seek, audio or video), and the pictures time the rest.
             let targetStart = frameStart(at: operation.target)
-            start = targetStart < frameDuration / 2 ? 0 : (((targetStart * 1000).rounded(.down)) - 1) / 1000
-            video?.watchPlayingSeek(target: start, rate: Double(rate), frameDuration: frameDuration, hold: true)
+            let lead = (1.5 + Double(operation.retries)) * frameDuration
+            start = max(0, ((targetStart - lead) * 1000).rounded(.down) / 1000)
+            video?.watchHeldSeek(start: start, target: targetStart, rate: Double(rate), frameDuration: frameDuration)
         } else {
             start = max(0, operation.target - Self.runUp)
             setMuted(true)
@@ -191,6 +194,20 @@ extension VLCSession {
     /// which decodes and shows it (as when opening); elsewhere: resume it, muted, and seek.
     func restartedPaused() {
         guard var operation = seekOperation, operation.stage == .restarting, let player else { return }
+        if isAdaptive, !wantsPlaying, expectsPicture, let video {
+            // An adaptive stream makes its streams once it reads: as at the start, play it
+            // muted to its first picture (then on to the target, `firstPictureShownForSeek`).
+            operation.stage = .playingToFirstPicture
+            seekOperation = operation
+            video.holdFirstPicture()
+            video.notifyOnNextPicture()
+            player.setPaused(false)
+            whenStill(.playingToFirstPicture, token: operation.token, after: 6) { session, operation in
+                PlaybackLog.log(.warning, "vlc", "no picture after restarting for the seek to \(operation.target) s; pausing there")
+                session.scheduleSeekSettle(after: 0)
+            }
+            return
+        }
         if expectsPicture, let video, frameStart(at: operation.target) < frameDuration / 2 {
             operation.stage = .firstPicture
             seekOperation = operation
@@ -212,10 +229,26 @@ extension VLCSession {
         }
     }
 
-    /// The first frame is shown after a restart.
+    /// The first frame is shown after a restart. An adaptive stream played to it: pause
+    /// there when it is the target (the Paused event finishes the seek), else seek on from
+    /// there, playing.
     func firstPictureShownForSeek() {
-        guard let operation = seekOperation, operation.stage == .firstPicture else { return }
-        finishSeek()
+        guard var operation = seekOperation else { return }
+        switch operation.stage {
+        case .firstPicture:
+            finishSeek()
+        case .playingToFirstPicture where frameStart(at: operation.target) < frameDuration / 2:
+            operation.stage = .pausing
+            seekOperation = operation
+            player?.setPaused(true)
+        case .playingToFirstPicture:
+            operation.stage = .buffering
+            operation.playsToPause = true
+            seekOperation = operation
+            sendSeek()
+        default:
+            break
+        }
     }
 
     /// If libVLC sends no Playing event (it was still playing: a pause it had not taken
@@ -263,6 +296,13 @@ extension VLCSession {
     func seekPictureShown(overshoot: Double?) {
         guard var operation = seekOperation,
               [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
+        if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries {
+            operation.retries += 1
+            seekOperation = operation
+            PlaybackLog.log(.debug, "vlc", "paused seek to \(operation.target) s showed a picture past it first; seeking again from further ahead")
+            sendSeek()
+            return
+        }
         if let overshoot, operation.stage == .runningToTarget, operation.retries < Self.overshootRetries, let player {
             let lagFrames = ((overshoot + 0.05) * Double(rate) / frameDuration).rounded(.up)
             operation.runUpFrames = max(operation.runUpFrames * 3, lagFrames + Self.runUpFrames)

@@ -43,6 +43,8 @@ final class VLCSession: @unchecked Sendable {
         case restarting
         /// Restarted and seeked to 0 while paused: waiting for the first frame.
         case firstPicture
+        /// An adaptive stream restarted for a paused seek: playing muted to its first picture.
+        case playingToFirstPicture
         /// A paused seek with pictures to watch: sent while paused, a little before the target;
         /// waiting for libVLC to buffer there.
         case landing
@@ -203,6 +205,7 @@ final class VLCSession: @unchecked Sendable {
                 if case .timeChanged(let milliseconds) = event { pictureTimes.timeReported(Double(milliseconds) / 1000) }
                 if case .buffering(let percent) = event { videoForEvents.get()?.bufferingChanged(percent) }
                 if case .playing = event { videoForEvents.get()?.inputResumed() }
+                if case .videoOutputs(let count) = event { videoForEvents.get()?.outputsChanged(count) }
                 queue.async { [weak self] in self?.handle(event) }
             }
         } catch {

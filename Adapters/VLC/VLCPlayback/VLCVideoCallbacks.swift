@@ -18,6 +18,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     // @unchecked: every stored property is immutable or Locked; pictures live in
     // `VLCPictureBuffer`s, one per libVLC video output.
     private let currentSize = Locked(VideoSize.zero)
+    /// The serial of the video output made last (see `SeekWatch.staleOutput`).
+    private let currentOutput = Locked(0)
 
     /// Storage size and display size expected for the next video output, learned from the
     /// media's tracks; libVLC 3 offers the decoder's padded buffer size instead (e.g. 320x258
@@ -93,6 +95,27 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// Keep the seek's picture on screen and ignore later ones (a seek done playing for a
         /// paused one, see `watchPlayingSeek`).
         var hold = false
+        /// The serial of the video output that showed the pictures before the seek. An
+        /// adaptive stream's seek makes new decoders: libVLC releases that output (it reports
+        /// no video output), which may still show a picture it had queued after the seek's
+        /// buffering is done; once released, its pictures are not the seek's.
+        var staleOutput: Int?
+        /// libVLC reported no video output since the seek was sent, and none since.
+        var outputReleased = false
+
+        /// Follows libVLC's count of video outputs: a new (or reused) output after the
+        /// release shows the seek's pictures.
+        mutating func outputsChanged(_ count: Int) {
+            if count == 0 {
+                outputReleased = true
+            } else if outputReleased {
+                outputReleased = false
+                staleOutput = nil
+            }
+        }
+
+        /// True for a picture of the released output.
+        func isStale(_ output: Int) -> Bool { outputReleased && output == staleOutput }
     }
 
     /// How displayed pictures are watched while a start or seek settles.
@@ -124,6 +147,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         case seekBuffering(SeekWatch, sawStart: Bool)
         /// A seek while playing, buffered: the first new picture is reported.
         case seekBuffered(SeekWatch)
+        /// A held seek (`SeekWatch.hold`): its first picture was shown at `firstAt` (monotonic
+        /// seconds) and kept for now; the gap to the next one tells which frame it was.
+        case seekVerifying(SeekWatch, firstAt: Double)
+        /// A held seek whose target comes `remaining` pictures later.
+        case seekCounting(remaining: Int)
         /// A paused seek to `start` was sent: waiting for libVLC's buffering report (under
         /// 100 %, then 100 %).
         case landing(SeekWatch, sawStart: Bool)
@@ -161,10 +189,26 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     func holdFirstPicture() { watch.set(.firstPicture(seen: false)) }
 
     /// Watches the pictures of a seek while playing, about to be sent: the first new picture
-    /// after buffering is reported through `onSeekPicture`. `hold`: that picture stays on
-    /// screen and later ones are ignored (the input plays only to show it, and pauses on it).
-    func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double, hold: Bool = false) {
-        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration), hold: hold)
+    /// after buffering is reported through `onSeekPicture`.
+    func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double) {
+        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration),
+                             staleOutput: currentOutput.get())
+        watch.set(.seekBuffering(seek, sawStart: false))
+    }
+
+    /// Watches a seek done playing for a paused one, about to be sent to `start`, a frame
+    /// and a half or more before the frame starting at `target`: the picture at the target is
+    /// reported through `onSeekPicture` (with an overshoot when the first picture libVLC
+    /// showed was already past it), stays on screen, and later ones are ignored.
+    ///
+    /// Which frame the first picture is cannot be read from it: libVLC shows first what its
+    /// preroll lets through, and at times passes over a picture after the seek without a
+    /// report. But it shows that first picture at once (`wakeUp` before its clock's origin,
+    /// where `start` is due), and each later one when due: the gap to the second picture
+    /// tells the first's frame.
+    func watchHeldSeek(start: Double, target: Double, rate: Double, frameDuration: Double) {
+        let seek = SeekWatch(start: start, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration), hold: true,
+                             staleOutput: currentOutput.get())
         watch.set(.seekBuffering(seek, sawStart: false))
     }
 
@@ -241,6 +285,22 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         if landed { onLanded(false) }
     }
 
+    /// libVLC's count of video outputs changed (from its event thread, at once).
+    func outputsChanged(_ count: Int) {
+        watch.withLock { state in
+            switch state {
+            case .seekBuffering(var seek, let sawStart):
+                seek.outputsChanged(count)
+                state = .seekBuffering(seek, sawStart: sawStart)
+            case .seekBuffered(var seek):
+                seek.outputsChanged(count)
+                state = .seekBuffered(seek)
+            default:
+                break
+            }
+        }
+    }
+
     /// What to do with a picture displayed now.
     private struct Verdict {
         /// Keep it (for thumbnails and the `.frames` handler).
@@ -254,8 +314,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     }
 
     /// Whether a picture displayed now is kept, and whether a seek waits for it.
-    /// `repeated`: the same picture as the one before (a redisplay).
-    private func watchPicture(repeated: Bool) -> Verdict {
+    /// `repeated`: the same picture as the one before (a redisplay); `output`: the serial of
+    /// the video output showing it.
+    private func watchPicture(repeated: Bool, output: Int) -> Verdict {
         watch.withLock { state in
             switch state {
             case .off, .seekBuffering, .landing, .awaitingResume:
@@ -267,9 +328,47 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .firstPicture(let seen):
                 state = .firstPicture(seen: true)
                 return Verdict(keep: !seen)
+            case .seekBuffered(let seek) where seek.hold:
+                guard !repeated else { return Verdict() }
+                guard !seek.isStale(output) else { return Verdict(keep: false) }
+                state = .seekVerifying(seek, firstAt: monotonicSeconds())
+                return Verdict()
+            case .seekVerifying(let seek, let firstAt):
+                guard !repeated else { return Verdict(keep: false) }
+                // The second picture is due (frames after `start`, at the rate) that long after
+                // the first was shown, less `wakeUp`: its frame, counted from the target.
+                let gap = monotonicSeconds() - firstAt - Self.wakeUp
+                let second = Int((gap * seek.rate / seek.frame - (seek.target - seek.start) / seek.frame).rounded())
+                switch second {
+                case ...0:
+                    // The target is still to come.
+                    guard second < 0 else {
+                        state = .seekShown(hold: true)
+                        return Verdict(seekPicture: true)
+                    }
+                    state = .seekCounting(remaining: -second)
+                    return Verdict()
+                case 1:
+                    // The first picture was the target (kept).
+                    state = .seekShown(hold: true)
+                    return Verdict(keep: false, seekPicture: true)
+                default:
+                    // The first picture was already past the target.
+                    state = .seekShown(hold: true)
+                    return Verdict(keep: false, seekPicture: true, overshoot: Double(second - 1) * seek.frame)
+                }
+            case .seekCounting(let remaining):
+                guard !repeated else { return Verdict(keep: false) }
+                guard remaining <= 1 else {
+                    state = .seekCounting(remaining: remaining - 1)
+                    return Verdict()
+                }
+                state = .seekShown(hold: true)
+                return Verdict(seekPicture: true)
             case .seekBuffered(let seek):
                 guard !repeated else { return Verdict() }
-                state = .seekShown(hold: seek.hold)
+                guard !seek.isStale(output) else { return Verdict(keep: false) }
+                state = .seekShown(hold: false)
                 return Verdict(seekPicture: true)
             case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
                 guard !repeated else { return Verdict() }
@@ -346,6 +445,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         for (index, pitch) in buffer.pitches.enumerated() { pitches[index] = UInt32(pitch) }
         for (index, count) in buffer.lines.enumerated() { lines[index] = UInt32(count) }
         currentSize.set(size)
+        buffer.serial = currentOutput.withLock { serial in
+            serial += 1
+            return serial
+        }
         PlaybackLog.log(.debug, "vlc", "video format: offered \(offeredChroma) \(offered), delivering \(format.chroma) \(size)")
         return buffer
     }
@@ -354,7 +457,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer, slot: Int) {
         shownPicture.set(true)
         let (repeated, writtenAt) = picture.displayed(slot: slot)
-        let watched = watchPicture(repeated: repeated)
+        let watched = watchPicture(repeated: repeated, output: picture.serial)
         // Told after the picture is stored: the engine then reads it back.
         defer {
             if watched.seekPicture { onSeekPicture(watched.overshoot) }
