@@ -15,9 +15,6 @@ extension PlaybackBackends {
     /// The checks the built-in backends are known to fail (see README, "Known limits").
     public static let knownConformanceFailures: [KnownConformanceFailure] = [
         KnownConformanceFailure(
-            backend: "vlc", check: "http.hls-play-seek",
-            reason: "a paused seek in an HLS stream is done playing, muted, and paused on the first picture of the video output libVLC makes for the seek (a new one every seek), which is the target in most runs; in about one run in ten of the check's eight targets (debug build, idle machine) that first picture is one frame past the target (frame 1 for 0 s, 76 for 3 s), with the seek's buffering reported and no picture shown before it: libVLC passes over the target picture without a report the adapter sees (vmem is told only of the pictures it shows). The paused landing done before (a paused seek while paused, timed from the resume) failed 7 runs in 10 on these targets, as libVLC's new decoder runs unpaused while its clock counts from the pause"),
-        KnownConformanceFailure(
             backend: "vlc", check: "picture-size.residues",
             reason: vlcBrokenVP9Pictures),
         KnownConformanceFailure(

@@ -151,16 +151,6 @@ extension ConformanceRuns {
             return list
         }
 
-        /// A failure known of a relayed source only, with the reason, or nil: libVLC's paused
-        /// seeks in HLS (`http.hls-play-seek`'s known failure) also reach `http.tls-play-seek`'s
-        /// HLS part when the relay's extra request per segment (a new TLS connection upstream)
-        /// makes the restarted decoders later still: seen under the sanitizers, not at full speed.
-        /// Only that part is excused; its MP4 part and any other failure count.
-        static func relayedKnownFailure(backend: String, check: String, reason: String) -> String? {
-            guard backend == "vlc", check == "http.tls-play-seek", reason.hasPrefix("/hls/index.m3u8 over https: a paused seek") else { return nil }
-            return "libVLC's HLS paused seeks, as http.hls-play-seek; the relay's extra request latency makes the first one after prepare overshoot"
-        }
-
         @Test("the http family passes with every remote source relayed", arguments: relayingBackends.map(\.0))
         func httpFamilyRelayed(backend name: String) async throws {
             let fixtures = try TestFixtures.ensure()
@@ -177,8 +167,6 @@ extension ConformanceRuns {
                 guard case .fail(let reason) = result.outcome else { continue }
                 if let known = PlaybackBackends.knownFailure(backend: name, check: result.name) {
                     withKnownIssue("\(name) \(result.name): \(known)") { Issue.record("relayed: \(reason)") }
-                } else if let known = Self.relayedKnownFailure(backend: name, check: result.name, reason: reason) {
-                    withKnownIssue("\(name) \(result.name) relayed: \(known)") { Issue.record("relayed: \(reason)") }
                 } else {
                     Issue.record("\(name) relayed failed \(result.name): \(reason)")
                 }

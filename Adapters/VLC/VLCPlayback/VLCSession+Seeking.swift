@@ -16,8 +16,8 @@ import PlaybackKit
 // the target is kept and the input paused again (later pictures are ignored). Without
 // pictures to watch, a paused seek plays muted from a little before the target. A seek while
 // playing seeks to the target and completes once the first picture after it is shown. In an
-// adaptive stream (HLS, DASH) a paused seek is done playing, muted, and pauses on the first
-// picture shown (`seekPlayingToPause`).
+// adaptive stream (HLS, DASH) a paused seek is done playing, muted, and pauses on the picture
+// at the target (`seekPlayingToPause`).
 
 extension VLCSession {
     /// Seconds per video frame (25 fps when unknown).
@@ -101,9 +101,10 @@ extension VLCSession {
     /// input is paused, while it sets its clock from the time the pause began: the new
     /// decoder runs ahead and the output drops what it decodes as late, so a paused seek
     /// would show a picture past the target. Playing, libVLC sets its clock once the new
-    /// decoder holds the picture at the target and shows it first; the input pauses on it
-    /// (later pictures are ignored). The seek is sent before the resume, so that libVLC
-    /// flushes the old pictures while still paused, and buffers the new ones playing.
+    /// decoder holds its first picture, shows that one at once and the next ones when due,
+    /// which tells the picture at the target (`VLCVideoCallbacks.watchHeldSeek`); the input
+    /// pauses on it (later pictures are ignored). The seek is sent before the resume, so that
+    /// libVLC flushes the old pictures while still paused, and buffers the new ones playing.
     private func seekPlayingToPause(to target: TimeInterval) {
         guard let player else { return }
         var operation = SeekOperation(target: target, stage: .buffering, token: token)
@@ -194,9 +195,21 @@ extension VLCSession {
     /// which decodes and shows it (as when opening); elsewhere: resume it, muted, and seek.
     func restartedPaused() {
         guard var operation = seekOperation, operation.stage == .restarting, let player else { return }
-        if isAdaptive, !wantsPlaying, expectsPicture, let video {
+        if isAdaptive, !wantsPlaying, expectsPicture, let video, frameStart(at: operation.target) < frameDuration / 2 {
             // An adaptive stream makes its streams once it reads: as at the start, play it
-            // muted to its first picture (then on to the target, `firstPictureShownForSeek`).
+            // muted from the start; the pictures tell frame 0 (libVLC may pass over it: then
+            // start again, `seekPictureShown`).
+            operation.stage = .buffering
+            operation.sawBufferingStart = false
+            operation.playsToPause = true
+            seekOperation = operation
+            video.watchHeldSeek(start: 0, target: 0, rate: Double(rate), frameDuration: frameDuration)
+            player.setPaused(false)
+            return
+        }
+        if isAdaptive, !wantsPlaying, expectsPicture, let video {
+            // After the end: play muted to the first picture, then seek on from there
+            // (`firstPictureShownForSeek`): a seek before the streams are made is not accurate.
             operation.stage = .playingToFirstPicture
             seekOperation = operation
             video.holdFirstPicture()
@@ -229,18 +242,13 @@ extension VLCSession {
         }
     }
 
-    /// The first frame is shown after a restart. An adaptive stream played to it: pause
-    /// there when it is the target (the Paused event finishes the seek), else seek on from
-    /// there, playing.
+    /// The first frame is shown after a restart; or, an adaptive stream restarted after the
+    /// end played to its first picture: seek on from there, playing.
     func firstPictureShownForSeek() {
         guard var operation = seekOperation else { return }
         switch operation.stage {
         case .firstPicture:
             finishSeek()
-        case .playingToFirstPicture where frameStart(at: operation.target) < frameDuration / 2:
-            operation.stage = .pausing
-            seekOperation = operation
-            player?.setPaused(true)
         case .playingToFirstPicture:
             operation.stage = .buffering
             operation.playsToPause = true
@@ -296,11 +304,20 @@ extension VLCSession {
     func seekPictureShown(overshoot: Double?) {
         guard var operation = seekOperation,
               [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
-        if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries {
+        if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries, let player {
             operation.retries += 1
-            seekOperation = operation
             PlaybackLog.log(.debug, "vlc", "paused seek to \(operation.target) s showed a picture past it first; seeking again from further ahead")
-            sendSeek()
+            if frameStart(at: operation.target) < frameDuration / 2 {
+                // Nothing is ahead of the first frame: start again.
+                operation.stage = .restarting
+                seekOperation = operation
+                player.stop()
+                video?.releaseHold()
+                player.play()
+            } else {
+                seekOperation = operation
+                sendSeek()
+            }
             return
         }
         if let overshoot, operation.stage == .runningToTarget, operation.retries < Self.overshootRetries, let player {

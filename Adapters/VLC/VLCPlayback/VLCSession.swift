@@ -43,7 +43,8 @@ final class VLCSession: @unchecked Sendable {
         case restarting
         /// Restarted and seeked to 0 while paused: waiting for the first frame.
         case firstPicture
-        /// An adaptive stream restarted for a paused seek: playing muted to its first picture.
+        /// An adaptive stream restarted after the end for a paused seek: playing muted to its
+        /// first picture, to seek on from there.
         case playingToFirstPicture
         /// A paused seek with pictures to watch: sent while paused, a little before the target;
         /// waiting for libVLC to buffer there.

@@ -93,14 +93,15 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var rate: Double
         var frame: Double
         /// Keep the seek's picture on screen and ignore later ones (a seek done playing for a
-        /// paused one, see `watchPlayingSeek`).
+        /// paused one, see `watchHeldSeek`).
         var hold = false
         /// The serial of the video output that showed the pictures before the seek. An
         /// adaptive stream's seek makes new decoders: libVLC releases that output (it reports
         /// no video output), which may still show a picture it had queued after the seek's
         /// buffering is done; once released, its pictures are not the seek's.
         var staleOutput: Int?
-        /// libVLC reported no video output since the seek was sent, and none since.
+        /// libVLC reported that no video output was left after the seek was sent, and no new
+        /// one since.
         var outputReleased = false
 
         /// Follows libVLC's count of video outputs: a new (or reused) output after the
@@ -205,9 +206,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// preroll lets through, and at times passes over a picture after the seek without a
     /// report. But it shows that first picture at once (`wakeUp` before its clock's origin,
     /// where `start` is due), and each later one when due: the gap to the second picture
-    /// tells the first's frame.
+    /// tells the first's frame. When libVLC's output was too slow for the first one, the next
+    /// comes when due and the gap is one frame: that tells nothing, and the seek is done again
+    /// (reported as an overshoot of 0).
     func watchHeldSeek(start: Double, target: Double, rate: Double, frameDuration: Double) {
-        let seek = SeekWatch(start: start, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration), hold: true,
+        let seek = SeekWatch(start: start, target: target, rate: max(0.01, rate), frame: max(0.001, frameDuration), hold: true,
                              staleOutput: currentOutput.get())
         watch.set(.seekBuffering(seek, sawStart: false))
     }
@@ -307,7 +310,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var keep = true
         /// It is the picture a seek waits for.
         var seekPicture = false
-        /// For the target of a paused seek shown a frame or more late: the decoder's lag.
+        /// For the target of a paused seek shown a frame or more late: the decoder's lag (0 for
+        /// a held seek whose picture could not be told: seek again).
         var overshoot: Double?
         /// It is the first picture after a paused seek buffered.
         var landed = false
@@ -335,26 +339,34 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 return Verdict()
             case .seekVerifying(let seek, let firstAt):
                 guard !repeated else { return Verdict(keep: false) }
+                let spacing = monotonicSeconds() - firstAt
+                let frameAtRate = seek.frame / seek.rate
+                guard abs(spacing - frameAtRate) >= frameAtRate / 4 else {
+                    // The first picture came when due, not at once: its frame is unknown.
+                    PlaybackLog.log(.debug, "vlc", "held seek to \(seek.target) s: the first picture came when due; seeking again")
+                    state = .seekShown(hold: true)
+                    return Verdict(keep: false, seekPicture: true, overshoot: 0)
+                }
                 // The second picture is due (frames after `start`, at the rate) that long after
                 // the first was shown, less `wakeUp`: its frame, counted from the target.
-                let gap = monotonicSeconds() - firstAt - Self.wakeUp
+                let gap = spacing - Self.wakeUp
                 let second = Int((gap * seek.rate / seek.frame - (seek.target - seek.start) / seek.frame).rounded())
-                switch second {
-                case ...0:
+                PlaybackLog.log(.debug, "vlc", "held seek to \(seek.target) s: the second picture came \(Int(gap * 1000)) ms after the first's due time, frame \(second) from the target")
+                if second < 0 {
                     // The target is still to come.
-                    guard second < 0 else {
-                        state = .seekShown(hold: true)
-                        return Verdict(seekPicture: true)
-                    }
                     state = .seekCounting(remaining: -second)
                     return Verdict()
+                }
+                state = .seekShown(hold: true)
+                switch second {
+                case 0:
+                    // This one is the target.
+                    return Verdict(seekPicture: true)
                 case 1:
                     // The first picture was the target (kept).
-                    state = .seekShown(hold: true)
                     return Verdict(keep: false, seekPicture: true)
                 default:
                     // The first picture was already past the target.
-                    state = .seekShown(hold: true)
                     return Verdict(keep: false, seekPicture: true, overshoot: Double(second - 1) * seek.frame)
                 }
             case .seekCounting(let remaining):
