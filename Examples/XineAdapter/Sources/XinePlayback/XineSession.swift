@@ -38,27 +38,27 @@ final class XineSession {
         Self.configure(xine)
         let context = Unmanaged.passUnretained(video).toOpaque()
         guard let videoPort = pkx_open_raw_video(xine, context, XineVideoOutput.frameCallback, XineVideoOutput.overlayCallback) else {
-            xine_exit(xine)
+            Self.exit(xine)
             throw PlaybackError(code: .backendUnavailable, message: "xine: no raw video output (xineplug_vo_out_raw, libxine2-misc-plugins)")
         }
         pkx_register_timestamps(xine)
         guard let timestamps = pkx_open_timestamps(xine, videoPort) else {
             xine_close_video_driver(xine, videoPort)
-            xine_exit(xine)
+            Self.exit(xine)
             throw PlaybackError(code: .engine, message: "xine: cannot open the timestamp post plugin")
         }
         let found = audio == .system ? xine_open_audio_driver(xine, nil, nil) : nil
         guard let audioPort = found ?? xine_open_audio_driver(xine, "none", nil) else {
             xine_post_dispose(xine, timestamps)
             xine_close_video_driver(xine, videoPort)
-            xine_exit(xine)
+            Self.exit(xine)
             throw PlaybackError(code: .backendUnavailable, message: "xine: no \"none\" audio output")
         }
         guard let stream = xine_stream_new(xine, audioPort, pkx_timestamps_input(timestamps)) else {
             xine_close_audio_driver(xine, audioPort)
             xine_post_dispose(xine, timestamps)
             xine_close_video_driver(xine, videoPort)
-            xine_exit(xine)
+            Self.exit(xine)
             throw PlaybackError(code: .engine, message: "xine: xine_stream_new() failed")
         }
         let listener = XineEventListener(onEvent)
@@ -69,7 +69,7 @@ final class XineSession {
             xine_close_audio_driver(xine, audioPort)
             xine_post_dispose(xine, timestamps)
             xine_close_video_driver(xine, videoPort)
-            xine_exit(xine)
+            Self.exit(xine)
             throw PlaybackError(code: .engine, message: "xine: cannot listen to the stream's events")
         }
         self.xine = xine
@@ -86,7 +86,8 @@ final class XineSession {
 
     deinit { close() }
 
-    /// Whether an engine instance of this process has written xine's plugin cache.
+    /// Whether an engine instance of this process has written xine's plugin cache; its lock
+    /// also keeps the making and ending of engine instances one at a time.
     private static let wroteCache = Locked(false)
 
     /// xine_init, one instance at a time. Every xine_init writes xine's plugin cache
@@ -94,12 +95,23 @@ final class XineSession {
     /// once in a process leave a cache that lacks plugins (every later xine_open then finds no
     /// demuxer, in every process, until the cache is deleted). The first instance of the
     /// process brings the cache up to date; the others only read it (XINE_FLAG_NO_WRITE_CACHE).
+    ///
+    /// The input plugins are loaded here too (listing those that can autoplay loads them all):
+    /// xine loads each instance's input plugins on its first open otherwise, and the SMB input
+    /// sets up libsmbclient's process-wide state as it loads; two instances doing so at once
+    /// end the process ("Bad talloc magic value", eight players opening together).
     private static func initialize(_ xine: UnsafeMutablePointer<xine_t>) {
         wroteCache.withLock { wrote in
             if wrote { xine_set_flags(xine, XINE_FLAG_NO_WRITE_CACHE) }
             xine_init(xine)
+            _ = xine_get_autoplay_input_plugin_ids(xine)
             wrote = true
         }
+    }
+
+    /// xine_exit, one instance at a time (it unloads the plugins: see `initialize`).
+    private static func exit(_ xine: UnsafeMutablePointer<xine_t>) {
+        wroteCache.withLock { _ in xine_exit(xine) }
     }
 
     /// Settings of this xine-lib that the adapter changes: xine's dav1d decoder plugin ends the
@@ -129,7 +141,7 @@ final class XineSession {
         xine_close_audio_driver(xine, audioPort)
         xine_post_dispose(xine, timestamps)
         xine_close_video_driver(xine, videoPort)
-        xine_exit(xine)
+        Self.exit(xine)
     }
 
     // MARK: - What the stream says
