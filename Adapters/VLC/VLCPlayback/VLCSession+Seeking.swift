@@ -28,23 +28,21 @@ extension VLCSession {
         VLCPictureTimes.frameStart(at: time, frameDuration: frameDuration)
     }
 
+    /// True when the frame shown at `time` is the first one.
+    func isFirstFrame(_ time: TimeInterval) -> Bool { frameStart(at: time) < frameDuration / 2 }
+
     func seek(to target: TimeInterval) {
         guard phase == .ready, let player else { return }
         token += 1
         let target = max(0, target)
         pictureTimes.enter(.settling, at: target)
-        let firstFrame = expectsPicture && video != nil && frameStart(at: target) < frameDuration / 2
+        let firstFrame = expectsPicture && video != nil && isFirstFrame(target)
         if isAdaptive, !ended, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
             seekPlayingToPause(to: target)
         } else if ended || (!wantsPlaying && firstFrame) {
             // libVLC's Ended state cannot seek, and the first frame shows reliably only when
             // opening: start the input again (it opens paused).
-            ended = false
-            player.stop()
-            video?.releaseHold()
-            setMuted(true)
-            seekOperation = SeekOperation(target: target, stage: .restarting, token: token)
-            player.play()
+            restartInput(for: SeekOperation(target: target, stage: .restarting, token: token))
         } else if wantsPlaying {
             seekOperation = SeekOperation(target: target, stage: .buffering, token: token)
             sendSeek()
@@ -195,7 +193,7 @@ extension VLCSession {
     /// which decodes and shows it (as when opening); elsewhere: resume it, muted, and seek.
     func restartedPaused() {
         guard var operation = seekOperation, operation.stage == .restarting, let player else { return }
-        if isAdaptive, !wantsPlaying, expectsPicture, let video, frameStart(at: operation.target) < frameDuration / 2 {
+        if isAdaptive, !wantsPlaying, expectsPicture, let video, isFirstFrame(operation.target) {
             // An adaptive stream makes its streams once it reads: as at the start, play it
             // muted from the start; the pictures tell frame 0 (libVLC may pass over it: then
             // start again, `seekPictureShown`).
@@ -221,7 +219,7 @@ extension VLCSession {
             }
             return
         }
-        if expectsPicture, let video, frameStart(at: operation.target) < frameDuration / 2 {
+        if expectsPicture, let video, isFirstFrame(operation.target) {
             operation.stage = .firstPicture
             seekOperation = operation
             video.holdFirstPicture()
@@ -304,16 +302,13 @@ extension VLCSession {
     func seekPictureShown(overshoot: Double?) {
         guard var operation = seekOperation,
               [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
-        if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries, let player {
+        if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries {
             operation.retries += 1
             PlaybackLog.log(.debug, "vlc", "paused seek to \(operation.target) s showed a picture past it first; seeking again from further ahead")
-            if frameStart(at: operation.target) < frameDuration / 2 {
+            if isFirstFrame(operation.target) {
                 // Nothing is ahead of the first frame: start again.
                 operation.stage = .restarting
-                seekOperation = operation
-                player.stop()
-                video?.releaseHold()
-                player.play()
+                restartInput(for: operation)
             } else {
                 seekOperation = operation
                 sendSeek()
@@ -401,17 +396,25 @@ extension VLCSession {
     /// restarts the input at the current position, keeping the wanted state.
     func recoverIfStuck() {
         guard let sent = stateChangeSentAt, phase == .ready, seekOperation == nil, !ended,
-              let player, monotonicSeconds() - sent > Self.confirmationTimeout else { return }
+              player != nil, monotonicSeconds() - sent > Self.confirmationTimeout else { return }
         stateChangeSentAt = nil
         let position = pictureTimes.shownTime
         PlaybackLog.log(.warning, "vlc", "libVLC did not confirm \(wantsPlaying ? "play" : "pause") in time; restarting the input at \(position) s")
         token += 1
         pictureTimes.enter(.settling, at: position)
+        var operation = SeekOperation(target: position, stage: .restarting, token: token)
+        operation.silent = true
+        restartInput(for: operation)
+    }
+
+    /// Stops the input and starts it again (it opens paused, muted) for `operation`, whose
+    /// stage is `.restarting`: libVLC's Paused event goes on with it (`restartedPaused`).
+    private func restartInput(for operation: SeekOperation) {
+        guard let player else { return }
+        ended = false
         player.stop()
         video?.releaseHold()
         setMuted(true)
-        var operation = SeekOperation(target: position, stage: .restarting, token: token)
-        operation.silent = true
         seekOperation = operation
         player.play()
     }

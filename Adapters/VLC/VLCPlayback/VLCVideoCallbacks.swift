@@ -332,11 +332,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .firstPicture(let seen):
                 state = .firstPicture(seen: true)
                 return Verdict(keep: !seen)
-            case .seekBuffered(let seek) where seek.hold:
-                guard !repeated else { return Verdict() }
-                guard !seek.isStale(output) else { return Verdict(keep: false) }
-                state = .seekVerifying(seek, firstAt: monotonicSeconds())
-                return Verdict()
             case .seekVerifying(let seek, let firstAt):
                 guard !repeated else { return Verdict(keep: false) }
                 let spacing = monotonicSeconds() - firstAt
@@ -380,8 +375,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .seekBuffered(let seek):
                 guard !repeated else { return Verdict() }
                 guard !seek.isStale(output) else { return Verdict(keep: false) }
-                state = .seekShown(hold: false)
-                return Verdict(seekPicture: true)
+                guard seek.hold else {
+                    state = .seekShown(hold: false)
+                    return Verdict(seekPicture: true)
+                }
+                // Kept for now; the next picture tells whether it is the target.
+                state = .seekVerifying(seek, firstAt: monotonicSeconds())
+                return Verdict()
             case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
                 guard !repeated else { return Verdict() }
                 let now = monotonicSeconds()
