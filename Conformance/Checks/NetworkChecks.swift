@@ -47,7 +47,7 @@ enum NetworkChecks {
         try expect(!ranged.isEmpty, "no request for part of the file (Range from a byte past 0) reached the server: \(describeRequests(server))")
     }
 
-    static let hlsPlaySeek = Check("http.hls-play-seek", "HLS over http (five 2 s MPEG-TS segments): prepares, reports a 10 s duration, plays the right frames, and accurate paused seeks (eight targets over the segments: the first frame, a segment's last and first frames, frames within) show the target frame", timeout: 40) { context in
+    static let hlsPlaySeek = Check("http.hls-play-seek", "HLS over http (five 2 s MPEG-TS segments): prepares, reports a 10 s duration, plays the right frames, and accurate paused seeks (ten targets over the segments: the first frame, a segment's last and first frames, frames within, the second and third last frames; two more after the end) show the target frame", timeout: 40) { context in
         _ = try context.fixture("hls/index.m3u8")
         let server = try context.httpServer()
         let p = try context.player(url: server.url(NetworkMedia.hls))
@@ -60,17 +60,26 @@ enum NetworkChecks {
         let playing = try p.thumbnailFrameNumber("HLS playing")
         try expect(abs(playing - FramePattern.frame(at: p.position)) <= 3, "HLS playing at \(format(p.position)) s shows frame \(playing)")
         try await p.pause()
-        for target in [6.44, 3.0, 0.0, 1.97, 4.0, 5.23, 2.5, 8.92] {
+        for target in [6.44, 3.0, 0.0, 9.93, 1.97, 4.0, 9.88, 5.23, 2.5, 8.92] {
             let reached = try await p.seek(to: target, near: nil)
-            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s reported \(format(reached)) s")
             let shown = try p.thumbnailFrameNumber("HLS after a paused seek to \(format(target)) s")
             try expect(shown == FramePattern.frame(at: target), "HLS: a paused seek to \(format(target)) s shows frame \(shown), expected \(FramePattern.frame(at: target))")
+            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s reported \(format(reached)) s")
             try expect(p.player.playbackState == .paused, "HLS: after a paused seek the state is \(p.player.playbackState)")
         }
+        let mark = p.mark
         try await p.play()
         try await p.waitForPosition(atLeast: 9.3, timeout: 4)
         let later = try p.thumbnailFrameNumber("HLS playing after the seeks")
         try expect(abs(later - FramePattern.frame(at: p.position)) <= 3, "HLS playing after the seeks at \(format(p.position)) s shows frame \(later)")
+        try await p.waitForEnd(since: mark, timeout: 4)
+        for target in [5.23, 0.0] {
+            let reached = try await p.seek(to: target, near: nil)
+            let shown = try p.thumbnailFrameNumber("HLS after a paused seek to \(format(target)) s after the end")
+            try expect(shown == FramePattern.frame(at: target), "HLS: a paused seek to \(format(target)) s after the end shows frame \(shown), expected \(FramePattern.frame(at: target))")
+            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s after the end reported \(format(reached)) s")
+            try expect(p.player.playbackState == .paused, "HLS: after a paused seek after the end the state is \(p.player.playbackState)")
+        }
     }
 
     static let redirect = Check("http.redirect", "a 302 redirect to the media plays it") { context in

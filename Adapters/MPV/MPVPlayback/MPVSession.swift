@@ -85,6 +85,9 @@ final class MPVSession: @unchecked Sendable {
         /// mpv lands an exact seek on the first frame at or after the target; when that is
         /// later than the target, one step back reaches the frame shown at the target.
         var steppedBack = false
+        /// Sent, paused, to just after the start of the frame before the target's (one of the
+        /// last frames, see `seek(to:accurate:)`): mpv then shows the frame at the target.
+        var soughtFrameBefore = false
     }
 
     /// State the player queue, the render thread and the event thread share.
@@ -217,16 +220,34 @@ final class MPVSession: @unchecked Sendable {
     }
 
     /// Seeks to `seconds`, to the exact frame or the keyframe before it.
+    ///
+    /// mpv shows the first frame from 5 ms before an exact target on; a paused seek that lands
+    /// after the target steps one frame back. Among the last frames there is no frame after
+    /// the target's to step back from, and with the video at its end mpv's time-pos follows
+    /// the audio or repeats the target: a paused seek there goes to just after the start of
+    /// the frame before instead, which shows the frame at the target.
     func seek(to seconds: TimeInterval, accurate: Bool) {
+        let target = max(0, seconds)
+        var sent = target
+        let paused = shared.get().pauseRequested
+        if accurate, hasVideo, paused, duration > 0, let rate = handle.nominalFrameRate() {
+            let frame = 1 / max(1, rate)
+            if target >= duration - 2 * frame, target >= frame { sent = target - frame + 0.006 }
+        }
         let id = shared.withLock { state -> UInt64 in
             let id = state.nextSeekID
             state.nextSeekID += 1
-            state.seek = SeekRequest(id: id, target: max(0, seconds), accurate: accurate,
-                                     framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
+            var request = SeekRequest(id: id, target: target, accurate: accurate,
+                                      framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
+            if sent != target {
+                request.soughtFrameBefore = true
+                request.steppedBack = true
+            }
+            state.seek = request
             return id
         }
-        let target = String(cFormat: "%.6f", max(0, seconds))
-        handle.commandAsync(["seek", target, accurate ? "absolute+exact" : "absolute+keyframes"], replyID: id)
+        let argument = String(cFormat: "%.6f", sent)
+        handle.commandAsync(["seek", argument, accurate ? "absolute+exact" : "absolute+keyframes"], replyID: id)
     }
 
     /// Sets the speed.
@@ -402,10 +423,7 @@ final class MPVSession: @unchecked Sendable {
             restartedAt = monotonicSeconds()
             return
         }
-        let reached = handle.getDouble("time-pos") ?? frameTimes.latest
-        // mpv reports the target while it seeks and may not send the landing position before
-        // the frame there is drawn: it is a sample for that frame too.
-        frameTimes.record(reached)
+        var reached = handle.getDouble("time-pos") ?? frameTimes.latest
         let stepBack = shared.withLock { state -> UInt64? in
             guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return nil }
             PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
@@ -416,12 +434,17 @@ final class MPVSession: @unchecked Sendable {
                 state.seek = seek
                 return seek.id
             }
+            // Sent for the frame before (see `seek(to:accurate:)`): the frame at the target.
+            if seek.soughtFrameBefore { reached = seek.target }
             seek.reached = reached
             seek.restartedAt = monotonicSeconds()
             seek.framesAtRestart = state.newFrames
             state.seek = seek
             return nil
         }
+        // mpv reports the target while it seeks and may not send the landing position before
+        // the frame there is drawn: it is a sample for that frame too.
+        frameTimes.record(reached)
         if let stepBack { handle.commandAsync(["frame-back-step"], replyID: stepBack) }
     }
 

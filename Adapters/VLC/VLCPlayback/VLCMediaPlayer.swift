@@ -167,6 +167,8 @@ final class VLCMediaPlayer {
     func setPaused(_ paused: Bool) { libvlc_media_player_set_pause(player, paused ? 1 : 0) }
     /// Stops the input (blocks until its thread ended).
     func stop() { libvlc_media_player_stop(player) }
+    /// Shows the next picture of a paused input (pauses a playing one).
+    func showNextFrame() { libvlc_media_player_next_frame(player) }
     /// Seeks to `milliseconds`.
     func setTime(_ milliseconds: Int64) { libvlc_media_player_set_time(player, milliseconds) }
     /// The input's time in milliseconds, -1 without input.

@@ -62,6 +62,7 @@ extension VLCSession {
             switch operation.stage {
             case .restarting: restartedPaused()
             case .pausing: finishSeek()
+            case .stepping: stepToTarget()
             default: break
             }
         } else if phase == .ready, pictureTimes.mode == .running || pictureTimes.mode == .resuming {
@@ -107,6 +108,15 @@ extension VLCSession {
             let code: PlaybackError.Code = source.isFile ? .unsupportedFormat : .network
             fail(PlaybackError(code: code, message: "open: libVLC reached the end of \(source.url.absoluteString) before any picture or sound was played: not playable media\(detail())"))
         case .ready:
+            if var operation = seekOperation, operation.playsToPause, operation.retries < Self.overshootRetries {
+                // A paused seek done playing met the end before its picture: again, from the
+                // start (`restartedPaused`), a little further ahead.
+                PlaybackLog.log(.debug, "vlc", "the paused seek to \(operation.target) s reached the end; seeking again")
+                operation.retries += 1
+                operation.stage = .restarting
+                restartInput(for: operation)
+                return
+            }
             ended = true
             token += 1
             seekOperation = nil

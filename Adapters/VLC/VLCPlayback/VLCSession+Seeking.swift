@@ -37,9 +37,9 @@ extension VLCSession {
         let target = max(0, target)
         pictureTimes.enter(.settling, at: target)
         let firstFrame = expectsPicture && video != nil && isFirstFrame(target)
-        if isAdaptive, !ended, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
+        if isAdaptive, !ended, !steppedNearEnd, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
             seekPlayingToPause(to: target)
-        } else if ended || (!wantsPlaying && firstFrame) {
+        } else if ended || steppedNearEnd || (!wantsPlaying && firstFrame) {
             // libVLC's Ended state cannot seek, and the first frame shows reliably only when
             // opening: start the input again (it opens paused).
             restartInput(for: SeekOperation(target: target, stage: .restarting, token: token))
@@ -83,10 +83,14 @@ extension VLCSession {
             // libVLC shows first a frame at or after the time it seeks to, give or take a few
             // milliseconds (an adaptive stream's timeline is placed by the first timestamp
             // read after the seek, audio or video), and the pictures time the rest.
+            // Near the end, from a few frames before the last one (`stepToTarget`).
             let targetStart = frameStart(at: operation.target)
+            let lastStart = duration > 0 ? frameStart(at: duration - frameDuration / 2) : .infinity
+            let anchor = min(targetStart, lastStart - Self.stepFramesBeforeEnd * frameDuration)
             let lead = (1.5 + Double(operation.retries)) * frameDuration
-            start = max(0, ((targetStart - lead) * 1000).rounded(.down) / 1000)
-            video?.watchHeldSeek(start: start, target: targetStart, rate: Double(rate), frameDuration: frameDuration)
+            start = max(0, ((anchor - lead) * 1000).rounded(.down) / 1000)
+            video?.watchHeldSeek(start: start, target: targetStart, rate: Double(rate), frameDuration: frameDuration,
+                                 stepsToTarget: anchor < targetStart)
         } else {
             start = max(0, operation.target - Self.runUp)
             setMuted(true)
@@ -294,6 +298,49 @@ extension VLCSession {
         }
     }
 
+    /// A picture before the target of a held seek to one of the last pictures is on screen,
+    /// and the target is known to be a few pictures later: pause there (the first such
+    /// picture), then step once paused (`paused` calls `stepToTarget`).
+    func steppingPictureShown() {
+        guard var operation = seekOperation, let player else { return }
+        switch operation.stage {
+        case .awaitingPicture, .buffering:
+            operation.stage = .stepping
+            seekOperation = operation
+            player.setPaused(true)
+            whenStill(.stepping, token: operation.token, after: 1.5) { session, operation in
+                PlaybackLog.log(.warning, "vlc", "libVLC did not pause before the target of the seek to \(operation.target) s; settling")
+                session.scheduleSeekSettle(after: 0)
+            }
+        case .stepping:
+            stepToTarget()
+        default:
+            break
+        }
+    }
+
+    /// Shows the next picture of the paused input while the target of a held seek is still
+    /// to come (each one shown calls `steppingPictureShown`, the target `seekPictureShown`).
+    ///
+    /// A step lets the paused decoder take one more block, and shows the next decoded picture
+    /// if there is one already: at the end of the stream the last pictures come out of the
+    /// decoder only as it drains, a step later. A step that shows nothing is done again.
+    func stepToTarget() {
+        guard var operation = seekOperation, operation.stage == .stepping, !vlcPlaying, let player, let video,
+              video.isSteppingToTarget else { return }
+        guard operation.steps < Self.stepLimit else {
+            PlaybackLog.log(.warning, "vlc", "libVLC showed no next picture on the way to \(operation.target) s; settling there")
+            finishSeek()
+            return
+        }
+        operation.stage = .stepping
+        operation.steps += 1
+        seekOperation = operation
+        steppedNearEnd = true
+        player.showNextFrame()
+        whenStill(.stepping, token: operation.token, after: Self.stepWait) { session, _ in session.stepToTarget() }
+    }
+
     /// The watched picture is on screen: the target (paused seek) or the first after a seek
     /// while playing, which the target follows within a moment. `overshoot`: the paused
     /// seek's picture came a frame or more after the target (dropped as late while the
@@ -301,7 +348,17 @@ extension VLCSession {
     /// done when the target is due.
     func seekPictureShown(overshoot: Double?) {
         guard var operation = seekOperation,
-              [.awaitingPicture, .buffering, .runningToTarget].contains(operation.stage) else { return }
+              [.awaitingPicture, .buffering, .runningToTarget, .stepping].contains(operation.stage) else { return }
+        if operation.stage == .stepping {
+            // Paused on the target; or the pause sent on the way is still to come.
+            if vlcPlaying {
+                operation.stage = .pausing
+                seekOperation = operation
+            } else {
+                finishSeek()
+            }
+            return
+        }
         if overshoot != nil, operation.playsToPause, operation.retries < Self.overshootRetries {
             operation.retries += 1
             PlaybackLog.log(.debug, "vlc", "paused seek to \(operation.target) s showed a picture past it first; seeking again from further ahead")
@@ -409,9 +466,10 @@ extension VLCSession {
 
     /// Stops the input and starts it again (it opens paused, muted) for `operation`, whose
     /// stage is `.restarting`: libVLC's Paused event goes on with it (`restartedPaused`).
-    private func restartInput(for operation: SeekOperation) {
+    func restartInput(for operation: SeekOperation) {
         guard let player else { return }
         ended = false
+        steppedNearEnd = false
         player.stop()
         video?.releaseHold()
         setMuted(true)

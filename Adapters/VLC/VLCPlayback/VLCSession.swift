@@ -62,6 +62,9 @@ final class VLCSession: @unchecked Sendable {
         case settling
         /// Pausing again after a seek done while paused.
         case pausing
+        /// A held seek to one of the last pictures: pausing the input before the target, then
+        /// showing the pictures up to it one at a time (`stepToTarget`).
+        case stepping
     }
 
     struct SeekOperation {
@@ -83,6 +86,8 @@ final class VLCSession: @unchecked Sendable {
         var bufferingReports = 0
         /// A paused seek done playing (adaptive streams, see `seekPlayingToPause`).
         var playsToPause = false
+        /// Pictures asked for one at a time on the way to the target (`stepToTarget`).
+        var steps = 0
     }
 
     /// How often positions and buffer figures are reported while playing.
@@ -98,6 +103,14 @@ final class VLCSession: @unchecked Sendable {
     /// A paused seek with pictures to watch lands this many frames before the target and
     /// plays from there: the pictures before the target time the one at it.
     static let runUpFrames = 2.0
+    /// A held seek (adaptive streams) to one of this many last pictures stops this many frames
+    /// before the last one and steps from there while paused: libVLC ends a playing input once
+    /// its last picture is decoded, before that picture is due, and never shows it.
+    static let stepFramesBeforeEnd = 3.0
+    /// How many steps a held seek may ask for on its way to the target (`stepToTarget`), and
+    /// how long each waits for its picture before the next is asked for.
+    static let stepLimit = 5
+    static let stepWait = 0.25
     /// How often a paused seek that overshot the target is done again from further ahead.
     static let overshootRetries = 3
     /// How long a resume sent to a paused input may wait for libVLC's Playing event before
@@ -137,6 +150,10 @@ final class VLCSession: @unchecked Sendable {
     var wantsPlaying = false
     var vlcPlaying = false
     var ended = false
+    /// A seek stepped the input to one of its last pictures (`stepToTarget`): libVLC's
+    /// adaptive demuxer then sits at its end and seeks no more, so the next seek starts the
+    /// input again, as after the end.
+    var steppedNearEnd = false
     var muted = false
     var volume: Float = 1
     var rate: Float = 1
@@ -297,6 +314,9 @@ final class VLCSession: @unchecked Sendable {
                 self.queue.async { [weak self] in
                     if picture { self?.landingPictureShown() } else { self?.pausedSeekBuffered() }
                 }
+            }, onStepping: { [weak self] in
+                guard let self else { return }
+                self.queue.async { [weak self] in self?.steppingPictureShown() }
             }, onNewPictureSize: { [weak self] drawn in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.newPictureSize(drawn, attempt: 0) }

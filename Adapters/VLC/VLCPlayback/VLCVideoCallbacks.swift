@@ -41,6 +41,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let onPicture: @Sendable () -> Void
     private let onSeekPicture: @Sendable (_ overshoot: Double?) -> Void
     private let onLanded: @Sendable (_ picture: Bool) -> Void
+    private let onStepping: @Sendable () -> Void
     private let onNewPictureSize: @Sendable (VideoSize) -> Void
     /// Display sizes for pictures libVLC draws at another (padded) size, by drawn size.
     private let corrections = Locked<[VideoSize: VideoSize]>([:])
@@ -51,11 +52,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// the decoder's lag when the picture came a frame or more after the target, see
     /// `Watch`), `onLanded` when a paused seek has buffered (false) and when it then shows a
     /// picture (true).
+    /// `onStepping` about each picture before the target of a held seek that steps to it.
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
     init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink, subtitles: SubtitleOverlay?,
          window: X11WindowPresenter?, onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
-         onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
+         onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onStepping: @escaping @Sendable () -> Void,
+         onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
         self.pictureTimes = pictureTimes
         self.sink = sink
@@ -64,6 +67,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         self.onPicture = onPicture
         self.onSeekPicture = onSeekPicture
         self.onLanded = onLanded
+        self.onStepping = onStepping
         self.onNewPictureSize = onNewPictureSize
     }
 
@@ -95,6 +99,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// Keep the seek's picture on screen and ignore later ones (a seek done playing for a
         /// paused one, see `watchHeldSeek`).
         var hold = false
+        /// A held seek to one of the last pictures: the pictures before the target are
+        /// counted while paused, one step at a time (`onStepping`), as libVLC ends the input
+        /// while playing before it shows its last picture.
+        var stepsToTarget = false
         /// The serial of the video output that showed the pictures before the seek. An
         /// adaptive stream's seek makes new decoders: libVLC releases that output (it reports
         /// no video output), which may still show a picture it had queued after the seek's
@@ -151,8 +159,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// A held seek (`SeekWatch.hold`): its first picture was shown at `firstAt` (monotonic
         /// seconds) and kept for now; the gap to the next one tells which frame it was.
         case seekVerifying(SeekWatch, firstAt: Double)
-        /// A held seek whose target comes `remaining` pictures later.
-        case seekCounting(remaining: Int)
+        /// A held seek whose target comes `remaining` pictures later (libVLC stepping to it
+        /// while paused when `stepping`).
+        case seekCounting(remaining: Int, stepping: Bool)
         /// A paused seek to `start` was sent: waiting for libVLC's buffering report (under
         /// 100 %, then 100 %).
         case landing(SeekWatch, sawStart: Bool)
@@ -209,9 +218,12 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// tells the first's frame. When libVLC's output was too slow for the first one, the next
     /// comes when due and the gap is one frame: that tells nothing, and the seek is done again
     /// (reported as an overshoot of 0).
-    func watchHeldSeek(start: Double, target: Double, rate: Double, frameDuration: Double) {
+    /// `stepsToTarget`: the target is one of the last pictures, and `start` lies a few frames
+    /// before it: once the picture is known, `onStepping` is told, and the session pauses
+    /// the input and steps it to the target (see `SeekWatch.stepsToTarget`).
+    func watchHeldSeek(start: Double, target: Double, rate: Double, frameDuration: Double, stepsToTarget: Bool = false) {
         let seek = SeekWatch(start: start, target: target, rate: max(0.01, rate), frame: max(0.001, frameDuration), hold: true,
-                             staleOutput: currentOutput.get())
+                             stepsToTarget: stepsToTarget, staleOutput: currentOutput.get())
         watch.set(.seekBuffering(seek, sawStart: false))
     }
 
@@ -262,6 +274,14 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     /// Keeps every picture again.
     func releaseHold() { watch.set(.off) }
+
+    /// True while a held seek steps to its target and the target is still to come.
+    var isSteppingToTarget: Bool {
+        watch.withLock { state in
+            if case .seekCounting(_, stepping: true) = state { return true }
+            return false
+        }
+    }
 
     /// libVLC's buffering report, passed on from its event thread at once.
     func bufferingChanged(_ percent: Float) {
@@ -315,6 +335,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         var overshoot: Double?
         /// It is the first picture after a paused seek buffered.
         var landed = false
+        /// A picture before the target of a held seek stepping to it (`SeekWatch.stepsToTarget`).
+        var stepping = false
     }
 
     /// Whether a picture displayed now is kept, and whether a seek waits for it.
@@ -349,8 +371,8 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 PlaybackLog.log(.debug, "vlc", "held seek to \(seek.target) s: the second picture came \(Int(gap * 1000)) ms after the first's due time, frame \(second) from the target")
                 if second < 0 {
                     // The target is still to come.
-                    state = .seekCounting(remaining: -second)
-                    return Verdict()
+                    state = .seekCounting(remaining: -second, stepping: seek.stepsToTarget)
+                    return Verdict(stepping: seek.stepsToTarget)
                 }
                 state = .seekShown(hold: true)
                 switch second {
@@ -364,11 +386,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                     // The first picture was already past the target.
                     return Verdict(keep: false, seekPicture: true, overshoot: Double(second - 1) * seek.frame)
                 }
-            case .seekCounting(let remaining):
+            case .seekCounting(let remaining, let stepping):
                 guard !repeated else { return Verdict(keep: false) }
                 guard remaining <= 1 else {
-                    state = .seekCounting(remaining: remaining - 1)
-                    return Verdict()
+                    state = .seekCounting(remaining: remaining - 1, stepping: stepping)
+                    return Verdict(stepping: stepping)
                 }
                 state = .seekShown(hold: true)
                 return Verdict(seekPicture: true)
@@ -474,6 +496,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         defer {
             if watched.seekPicture { onSeekPicture(watched.overshoot) }
             if watched.landed { onLanded(true) }
+            if watched.stepping { onStepping() }
         }
         guard watched.keep else {
             PlaybackLog.log(.debug, "vlc", "picture held back (libVLC shows it after the target)")
