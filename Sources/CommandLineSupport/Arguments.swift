@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// The command line, split into options and operands, read option by option.
