@@ -217,6 +217,13 @@ extension SizeSweep {
             return "stride \(picture.bytesPerRow) and \(picture.pixels.count) bytes do not hold \(size)"
         }
         let w = size.width, h = size.height
+        // RGBA, opaque: every pixel's fourth byte is 255.
+        for y in 0..<h {
+            let row = y * picture.bytesPerRow
+            if let x = (0..<w).first(where: { picture.pixels[row + $0 * 4 + 3] != 255 }) {
+                return "pixel (\(x), \(y)) has alpha \(picture.pixels[row + x * 4 + 3]), expected 255 (opaque)"
+            }
+        }
         // The border: every pixel of the first and last row and column is light.
         for x in 0..<w {
             for y in Set([0, h - 1]) where !isLight(picture, x, y) {

@@ -57,6 +57,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case staleThumbnail
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
         case dropsLastColumn
+        /// `.frames` pictures leave the fourth byte of each pixel 0, as an "RGBX" picture
+        /// handed on as RGBA would.
+        case leavesAlphaZero
         /// selectTrack(id:) is dropped.
         case ignoresTrackSelection
         /// `.subtitleChanged` reaches the app 300 ms late.
@@ -153,6 +156,13 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         }
         if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
+        }
+        if fault == .leavesAlphaZero, case .frames(let viewport, let handler) = options.videoOutput {
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                var frame = frame
+                for index in stride(from: 3, to: frame.pixels.count, by: 4) { frame.pixels[index] = 0 }
+                handler(frame)
+            }
         }
         if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }
         options = bendingYUVOutput(fault, options)

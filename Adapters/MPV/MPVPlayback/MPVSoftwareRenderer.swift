@@ -70,6 +70,9 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     /// Whether the fourth byte of each pixel is made opaque alpha (RGBA pictures); pictures
     /// that are converted on (to YUV) leave it as mpv wrote it.
     private let makesAlphaOpaque: Bool
+    /// mpv's converter left a fourth byte other than 255 in a picture: from then on every
+    /// pixel of every picture is made opaque (render thread only).
+    private var forcesAlpha = false
     /// The one buffer mpv draws into; it also holds the kept picture (thumbnails, a window's
     /// redraws), which readers wait for while a draw is under way and until the new picture is
     /// kept, instead of a second buffer (8 MiB at 1080p) to draw into meanwhile.
@@ -255,16 +258,19 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         if byteCount > buffer.capacity {
             free(buffer.pointer)
             let fresh = pk_mpv_aligned_alloc(byteCount)
-            // mpv leaves rgb0's fourth byte alone: zeroed once, a picture converted on (to
-            // YUV, alpha left as it is) reads no uninitialised memory.
-            fresh?.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+            // Opaque black once: a converter that leaves rgb0's fourth byte alone leaves it
+            // opaque, and a picture converted on (to YUV) reads no uninitialised memory.
+            fresh?.initializeMemory(as: UInt32.self, repeating: UInt32(0xFF00_0000).littleEndian, count: byteCount / 4)
             buffer = (fresh, fresh == nil ? 0 : byteCount)
         }
         guard let pixels = buffer.pointer, draw(into: pixels, size: knownSize, bytesPerRow: bytesPerRow) else {
             finishDraw(keeping: nil)
             return
         }
-        if makesAlphaOpaque { Self.makeOpaque(pixels, size: knownSize, bytesPerRow: bytesPerRow) }
+        if makesAlphaOpaque, forcesAlpha || !Self.isOpaque(pixels, size: knownSize, bytesPerRow: bytesPerRow) {
+            forcesAlpha = true
+            Self.makeOpaque(pixels, size: knownSize, bytesPerRow: bytesPerRow)
+        }
         finishDraw(keeping: (knownSize, bytesPerRow, time))
         onPicture(MPVRenderedPicture(
             pixels: UnsafeRawBufferPointer(start: pixels, count: byteCount),
@@ -293,6 +299,21 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
         guard status >= 0 else {
             PlaybackLog.log(.warning, "mpv", "mpv_render_context_render: \(MPVHandle.describe(status))")
             return false
+        }
+        return true
+    }
+
+    /// Whether the fourth byte of the first, middle and last rows' pixels is 255. "rgb0"
+    /// leaves that byte undefined; libswscale's converters, which mpv draws with, write 255
+    /// there (or leave the opaque byte the buffer was filled with), every row alike: three
+    /// whole rows tell, and a pass over the whole picture (8 MiB at 1080p) is saved.
+    private static func isOpaque(_ pixels: UnsafeMutableRawPointer, size: VideoSize, bytesPerRow: Int) -> Bool {
+        let alpha = UInt32(0xFF00_0000).littleEndian
+        for row in Set([0, size.height / 2, size.height - 1]) {
+            let words = (pixels + row * bytesPerRow).assumingMemoryBound(to: UInt32.self)
+            var all = alpha
+            for column in 0..<size.width { all &= words[column] }
+            if all & alpha != alpha { return false }
         }
         return true
     }
