@@ -60,12 +60,16 @@ enum NetworkChecks {
         let playing = try p.thumbnailFrameNumber("HLS playing")
         try expect(abs(playing - FramePattern.frame(at: p.position)) <= 3, "HLS playing at \(format(p.position)) s shows frame \(playing)")
         try await p.pause()
-        for target in [6.44, 3.0, 0.0, 9.93, 1.97, 4.0, 9.88, 5.23, 2.5, 8.92] {
+        // A paused seek shows the target's frame, reports the target and stays paused.
+        func pausedSeek(to target: Double, _ when: String) async throws {
             let reached = try await p.seek(to: target, near: nil)
-            let shown = try p.thumbnailFrameNumber("HLS after a paused seek to \(format(target)) s")
-            try expect(shown == FramePattern.frame(at: target), "HLS: a paused seek to \(format(target)) s shows frame \(shown), expected \(FramePattern.frame(at: target))")
-            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s reported \(format(reached)) s")
-            try expect(p.player.playbackState == .paused, "HLS: after a paused seek the state is \(p.player.playbackState)")
+            let shown = try p.thumbnailFrameNumber("HLS after a paused seek to \(format(target)) s\(when)")
+            try expect(shown == FramePattern.frame(at: target), "HLS: a paused seek to \(format(target)) s\(when) shows frame \(shown), expected \(FramePattern.frame(at: target))")
+            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s\(when) reported \(format(reached)) s")
+            try expect(p.player.playbackState == .paused, "HLS: after a paused seek\(when) the state is \(p.player.playbackState)")
+        }
+        for target in [6.44, 3.0, 0.0, 9.93, 1.97, 4.0, 9.88, 5.23, 2.5, 8.92] {
+            try await pausedSeek(to: target, "")
         }
         let mark = p.mark
         try await p.play()
@@ -74,11 +78,7 @@ enum NetworkChecks {
         try expect(abs(later - FramePattern.frame(at: p.position)) <= 3, "HLS playing after the seeks at \(format(p.position)) s shows frame \(later)")
         try await p.waitForEnd(since: mark, timeout: 4)
         for target in [5.23, 0.0] {
-            let reached = try await p.seek(to: target, near: nil)
-            let shown = try p.thumbnailFrameNumber("HLS after a paused seek to \(format(target)) s after the end")
-            try expect(shown == FramePattern.frame(at: target), "HLS: a paused seek to \(format(target)) s after the end shows frame \(shown), expected \(FramePattern.frame(at: target))")
-            try expect(abs(reached - target) <= SeekChecks.landing + 0.02, "HLS: a paused seek to \(format(target)) s after the end reported \(format(reached)) s")
-            try expect(p.player.playbackState == .paused, "HLS: after a paused seek after the end the state is \(p.player.playbackState)")
+            try await pausedSeek(to: target, " after the end")
         }
     }
 
