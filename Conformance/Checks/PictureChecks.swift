@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// Natural size, size changes, thumbnails, `.frames` order.
 enum PictureChecks {
-    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, framesOrder]
+    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder]
 
     /// Prepares `fixture` and checks `naturalSize` and the `.naturalSizeAvailable` event.
     static func expectSize(_ context: CheckContext, _ fixture: String, _ expected: VideoSize) async throws {
@@ -81,6 +81,41 @@ enum PictureChecks {
         try expect(p.player.thumbnailAtCurrentTime() == nil, "audio only, playing: thumbnailAtCurrentTime() is not nil")
         let sizes = p.recorder.events().filter { if case .naturalSizeAvailable = $0 { true } else { false } }
         try expect(sizes.isEmpty, "audio only: \(summary(sizes))")
+    }
+
+    static let stillScene = Check("picture.still-scene", "every frame alike (a still picture): paused and playing seeks settle, thumbnails show the picture, .frames hands on every frame") { context in
+        let p = try context.player("still.mp4", frames: true)
+        try await p.prepare()
+        for target in [2.0, 0.6, 3.2] {
+            let reached = try await p.seek(to: target, near: 0.05, timeout: 3)
+            try expectStillPicture(p.player.thumbnailAtCurrentTime(), "the thumbnail paused at \(format(reached)) s")
+        }
+        try await p.seek(to: 0.4, near: 0.05, timeout: 3)
+        let before = p.frames!.count
+        try await p.play()
+        try await p.waitForPosition(atLeast: 1.6, timeout: 5)
+        try await p.seek(to: 2.4, near: 0.05, timeout: 3)
+        try await p.waitForPosition(atLeast: 3.0, timeout: 5)
+        try await p.pause()
+        let records = Array(p.frames!.records.dropFirst(before))
+        // About 1.2 s of playing before the seek and 0.6 s after it, at 25 frames a second.
+        try expect(records.count >= 30, "playing about 1.8 s of a 25 fps still scene handed on \(records.count) frames, expected about 45")
+        for (earlier, later) in zip(records, records.dropFirst()) {
+            try expect(later.presentationTime > earlier.presentationTime,
+                       "frame times do not rise: \(format(earlier.presentationTime)) s then \(format(later.presentationTime)) s")
+        }
+        try expectStillPicture(p.frames!.latest, "the last frame handed on")
+    }
+
+    /// Fails unless `picture` is still.mp4's picture: 320x240, its colour in the middle.
+    private static func expectStillPicture(_ picture: VideoFrame?, _ what: String) throws {
+        guard let picture else { throw CheckFailure("\(what) is nil") }
+        try expect(picture.size == VideoSize(width: 320, height: 240), "\(what) is \(picture.size), not 320x240")
+        let expected = Int(FixtureClips.stillColor.dropFirst(2), radix: 16)!
+        let (r, g, b, _) = picture.pixel(x: 160, y: 120)
+        let wanted = [(expected >> 16) & 0xFF, (expected >> 8) & 0xFF, expected & 0xFF]
+        let distance = zip([Int(r), Int(g), Int(b)], wanted).map { abs($0 - $1) }.max() ?? 0
+        try expect(distance <= 12, "\(what) shows (\(r), \(g), \(b)) in the middle, expected about \(wanted)")
     }
 
     static let framesOrder = Check("picture.frames-order", ".frames delivers natural-size frames in presentation order, timestamps rising and matching the picture, across a pause and resume and a seek while playing") { context in

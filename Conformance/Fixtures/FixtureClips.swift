@@ -113,6 +113,9 @@ enum FixtureClips {
     /// The two halves of size-change.ts: 2 s at 320x240, then 2 s at 480x360 (joined by the recipe).
     static let sizeChangeParts = ["part-a.ts", "part-b.ts"]
 
+    /// The colour of still.mp4's picture (0xRRGGBB).
+    static let stillColor = "0x3080C0"
+
     /// The main clips.
     static let main: [FixtureJob] = [
         // 10 s, 320x240, 25 fps, H.264 + AAC: the main frame-numbered clip.
@@ -127,6 +130,14 @@ enum FixtureClips {
         ]),
         // Non-square pixels: 320x240 stored, sample aspect 3:2, displayed 480x240.
         video("anamorphic.mp4", seconds: 4, width: 320, height: 240, ["-aspect", "2:1"]),
+        // 4 s of one still picture (every frame alike, as a title card or a cover picture with
+        // music), 320x240, 25 fps, H.264 + AAC.
+        FixtureJob(output: "still.mp4", arguments: [
+            "-f", "lavfi", "-i", "color=c=\(stillColor):s=320x240:r=25:d=4,format=yuv420p",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=4",
+            "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-g", "50", "-bf", "2",
+            "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2", "-t", "4",
+        ]),
         // The size changes mid-stream: 2 s at 320x240, then 2 s at 480x360, in one MPEG-TS.
         video(sizeChangeParts[0], seconds: 2, width: 320, height: 240, ["-bsf:v", "h264_mp4toannexb", "-f", "mpegts"]),
         video(sizeChangeParts[1], seconds: 2, width: 480, height: 360,

@@ -60,6 +60,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// `.frames` pictures leave the fourth byte of each pixel 0, as an "RGBX" picture
         /// handed on as RGBA would.
         case leavesAlphaZero
+        /// `.frames` drops a picture that looks like the one before, as an engine that takes
+        /// every such picture for a redisplay would (a still scene then stops).
+        case dropsLikeFrames
         /// selectTrack(id:) is dropped.
         case ignoresTrackSelection
         /// `.subtitleChanged` reaches the app 300 ms late.
@@ -162,6 +165,16 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                 var frame = frame
                 for index in stride(from: 3, to: frame.pixels.count, by: 4) { frame.pixels[index] = 0 }
                 handler(frame)
+            }
+        }
+        if fault == .dropsLikeFrames, case .frames(let viewport, let handler) = options.videoOutput {
+            let last = Locked<[UInt8]?>(nil)
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                let alike = last.withLock { previous -> Bool in
+                    defer { previous = frame.pixels }
+                    return previous == frame.pixels
+                }
+                if !alike { handler(frame) }
             }
         }
         if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }

@@ -167,18 +167,30 @@ final class VLCPictureBuffer: @unchecked Sendable {
         access.unlock()
     }
 
-    /// `slot` is displayed: returns whether it holds the same picture as the slot displayed
-    /// before (a redisplay), and when libVLC finished writing it (monotonic seconds; nil for
-    /// a slot it never wrote).
+    /// `slot` is displayed: returns whether it is a redisplay of the picture before, and when
+    /// libVLC finished writing it (monotonic seconds; nil for a slot it never wrote).
+    ///
+    /// libVLC redisplays a picture (while paused, or when the next one is late) by copying it
+    /// again and showing it at once; it shows a new picture at its date, which it copies a
+    /// few milliseconds ahead of (measured: 3 ms and more; a redisplay under 1 ms). So a
+    /// picture shown `scheduledLead` or more after its copy is new, even when it looks the
+    /// same as the one before (a still scene); one shown at once is a redisplay when it holds
+    /// the same picture.
     func displayed(slot: Int) -> (repeated: Bool, writtenAt: Double?) {
-        access.withLock {
+        let now = monotonicSeconds()
+        return access.withLock {
             guard slots.indices.contains(slot) else { return (false, nil) }
             defer { lastShown = slot }
             let written = writtenAt[slot] > 0 ? writtenAt[slot] : nil
             guard let previous = lastShown, previous != slot else { return (false, written) }
+            if let written, now - written >= Self.scheduledLead { return (false, written) }
             return (samePicture(slots[previous], slots[slot]), written)
         }
     }
+
+    /// How long before showing a picture libVLC at least finished copying it when it showed
+    /// it at its date rather than at once (see `displayed(slot:)`).
+    static let scheduledLead = 0.002
 
     /// Whether two slots hold the same picture: every row of every plane compared, up to the
     /// first difference.

@@ -117,6 +117,12 @@ extension VLCSession {
                 restartInput(for: operation)
                 return
             }
+            if let operation = seekOperation, !operation.silent {
+                // The end came before the seek settled: it is done (on the last picture), so
+                // that no one waits for it.
+                PlaybackLog.log(.debug, "vlc", "the seek to \(operation.target) s met the end before it settled")
+                sink.seekCompleted(operation.target)
+            }
             ended = true
             token += 1
             seekOperation = nil

@@ -154,8 +154,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         /// A seek while playing: waiting for libVLC's buffering report (under 100 %, then
         /// 100 %).
         case seekBuffering(SeekWatch, sawStart: Bool)
-        /// A seek while playing, buffered: the first new picture is reported.
-        case seekBuffered(SeekWatch)
+        /// A seek while playing, buffered at `bufferedAt` (monotonic seconds): the first new
+        /// picture is reported.
+        case seekBuffered(SeekWatch, bufferedAt: Double)
         /// A held seek (`SeekWatch.hold`): its first picture was shown at `firstAt` (monotonic
         /// seconds) and kept for now; the gap to the next one tells which frame it was.
         case seekVerifying(SeekWatch, firstAt: Double)
@@ -184,6 +185,12 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// libVLC 3's wake-up delay: after a seek or a resume, its clock shows the input's
     /// position this long after it set the clock.
     static let wakeUp = 0.010
+
+    /// How long (media seconds) past its target a paused seek that shows only pictures like
+    /// the one before (a still scene: a title card, a slide, a cover picture with music)
+    /// takes the picture on screen for the target's. A moving scene shows a new picture
+    /// long before.
+    static let stillSceneDelay = 0.5
 
     /// How much earlier than due (media seconds) the target picture of a paused seek may be
     /// shown and still be taken for it.
@@ -291,7 +298,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 if percent < 100 {
                     state = .seekBuffering(seek, sawStart: true)
                 } else if sawStart {
-                    state = .seekBuffered(seek)
+                    state = .seekBuffered(seek, bufferedAt: monotonicSeconds())
                 }
             case .landing(let seek, let sawStart):
                 if percent < 100 {
@@ -315,9 +322,9 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .seekBuffering(var seek, let sawStart):
                 seek.outputsChanged(count)
                 state = .seekBuffering(seek, sawStart: sawStart)
-            case .seekBuffered(var seek):
+            case .seekBuffered(var seek, let bufferedAt):
                 seek.outputsChanged(count)
-                state = .seekBuffered(seek)
+                state = .seekBuffered(seek, bufferedAt: bufferedAt)
             default:
                 break
             }
@@ -394,9 +401,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 }
                 state = .seekShown(hold: true)
                 return Verdict(seekPicture: true)
-            case .seekBuffered(let seek):
-                guard !repeated else { return Verdict() }
+            case .seekBuffered(let seek, let bufferedAt):
                 guard !seek.isStale(output) else { return Verdict(keep: false) }
+                // Pictures like the one before stand for new ones once they go on well after
+                // the seek buffered (a still scene; see `stillSceneDelay`).
+                guard !repeated || monotonicSeconds() - bufferedAt >= Self.stillSceneDelay / seek.rate else { return Verdict() }
                 guard seek.hold else {
                     state = .seekShown(hold: false)
                     return Verdict(seekPicture: true)
@@ -405,8 +414,17 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 state = .seekVerifying(seek, firstAt: monotonicSeconds())
                 return Verdict()
             case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
-                guard !repeated else { return Verdict() }
                 let now = monotonicSeconds()
+                if repeated {
+                    // A picture like the one before: a redisplay, or a new picture of a still
+                    // scene (every frame alike). Once the target is well past due, playing,
+                    // the picture on screen is the target's: it looks like the one before.
+                    let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
+                    guard due >= seek.target + Self.stillSceneDelay else { return Verdict() }
+                    PlaybackLog.log(.debug, "vlc", "paused seek to \(seek.target) s: no new-looking picture \(Self.stillSceneDelay) s past the target; a still scene")
+                    state = .seekShown(hold: true)
+                    return Verdict(seekPicture: true)
+                }
                 let first = firstShownAt ?? now
                 state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first, assumed: assumed)
                 let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
