@@ -290,7 +290,10 @@ final class VLCSession: @unchecked Sendable {
         guard phase == .parsing, let player else { return }
         tracks = player.trackSummary()
         parsedStreams = player.mediaStreams()
-        if status == Int32(libvlc_media_parsed_status_done.rawValue), !tracks.hasVideo, !tracks.hasAudio {
+        // libVLC lists the streams of some containers (MPEG program streams: .mpg, .vob) only
+        // once it demuxes: when libavformat found sound or picture there, the start decides.
+        let probedStreams = probe?.streams.contains { $0.kind == .audio || $0.kind == .video } ?? false
+        if status == Int32(libvlc_media_parsed_status_done.rawValue), !tracks.hasVideo, !tracks.hasAudio, !probedStreams {
             fail(PlaybackError(code: .unsupportedFormat, message: "open: libVLC found no audio or video stream in \(source.path)\(detail())"))
             return
         }
