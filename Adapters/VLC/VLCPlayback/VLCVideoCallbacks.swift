@@ -415,11 +415,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 return Verdict()
             case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
                 let now = monotonicSeconds()
+                let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
                 if repeated {
                     // A picture like the one before: a redisplay, or a new picture of a still
                     // scene (every frame alike). Once the target is well past due, playing,
                     // the picture on screen is the target's: it looks like the one before.
-                    let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
                     guard due >= seek.target + Self.stillSceneDelay else { return Verdict() }
                     PlaybackLog.log(.debug, "vlc", "paused seek to \(seek.target) s: no new-looking picture \(Self.stillSceneDelay) s past the target; a still scene")
                     state = .seekShown(hold: true)
@@ -427,7 +427,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
                 }
                 let first = firstShownAt ?? now
                 state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first, assumed: assumed)
-                let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
                 // Pictures are never shown early (measured: 0.3 ms late at best), but late ones
                 // are (up to 21 ms on a loaded machine): the target is the first picture shown
                 // once it is due, less a small allowance; the frame before it would have to be
