@@ -48,6 +48,7 @@ enum FormatChecks {
         FormatClip(file: "vp9-opus.webm", video: "VP9", audio: "Opus", container: "WebM"),
         FormatClip(file: "vp9-vorbis.webm", video: "VP9", audio: "Vorbis", container: "WebM"),
         FormatClip(file: "mpeg2-mp3.ts", video: "MPEG-2", audio: "MP3", container: "MPEG-TS"),
+        FormatClip(file: "mpeg1-mp2.mpg", video: "MPEG-1", audio: "MP2", container: "MPEG-PS"),
         FormatClip(file: "mpeg4-mp3.avi", video: "MPEG-4 Part 2", audio: "MP3", container: "AVI"),
         FormatClip(file: "theora-vorbis.ogg", video: "Theora", audio: "Vorbis", container: "Ogg"),
         FormatClip(file: "opus.ogg", video: nil, audio: "Opus", container: "Ogg"),

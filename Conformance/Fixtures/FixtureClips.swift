@@ -190,13 +190,18 @@ enum FixtureClips {
     static let formats: [FormatJob] = [
         format("h264-aac.mp4", "libx264", "aac", "h264,aac", h264 + ["-b:a", "96k"]),
         format("hevc-aac.mp4", "libx265", "aac", "hevc,aac", x265 + ["-tag:v", "hvc1", "-b:a", "96k"]),
-        format("h264-aac.ts", "libx264", "aac", "h264,aac", h264 + ["-b:a", "96k"]),
+        // Timestamps ten hours in, as a broadcast capture has them (the media's timeline
+        // still starts at 0).
+        format("h264-aac.ts", "libx264", "aac", "h264,aac", h264 + ["-b:a", "96k", "-output_ts_offset", "36000"]),
         format("h264-flac.mkv", "libx264", "flac", "h264,flac", h264),
         format("h264-pcm.mkv", "libx264", "pcm_s16le", "h264,pcm_s16le", h264),
         format("vp9-opus.webm", "libvpx-vp9", "libopus", "vp9,opus", vp9 + ["-b:a", "96k"]),
         format("vp9-vorbis.webm", "libvpx-vp9", "libvorbis", "vp9,vorbis", vp9 + ["-q:a", "4"]),
         format("mpeg2-mp3.ts", "mpeg2video", "libmp3lame", "mpeg2video,mp3", ["-q:v", "3", "-bf", "2", "-b:a", "128k"]),
         // (AVI has no timestamps to shift: without this, the MP3 encoder delay moves frame 1 to 0.08 s.)
+        // An MPEG program stream (.mpg, .vob) as DVD and broadcast recorders write it: its
+        // timestamps start at the mux delay (about 0.5 s), not at 0.
+        format("mpeg1-mp2.mpg", "mpeg1video", "mp2", "mpeg1video,mp2", ["-q:v", "3", "-bf", "2", "-b:a", "192k"]),
         format("mpeg4-mp3.avi", "mpeg4", "libmp3lame", "mpeg4,mp3", ["-q:v", "3", "-b:a", "128k", "-avoid_negative_ts", "disabled"]),
         format("theora-vorbis.ogg", "libtheora", "libvorbis", "theora,vorbis", ["-q:v", "8", "-q:a", "4"]),
         // Sound alone: Opus in Ogg, as .opus files have it.

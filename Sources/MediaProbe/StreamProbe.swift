@@ -27,6 +27,11 @@ package struct StreamProbe: Sendable, Equatable {
         /// A video stream's nominal frames per second (its average rate, else its base rate);
         /// nil for other streams or when the container gives neither.
         package var frameRate: Double? = nil
+        /// A video stream's stored picture size (its visible area, without the decoder's
+        /// padding); nil for other streams or when the container does not say.
+        package var pictureSize: VideoSize? = nil
+        /// `pictureSize` with the stream's sample aspect ratio applied (the same when square).
+        package var displaySize: VideoSize? = nil
     }
 
     /// The audio, video and subtitle streams, in container order (attached pictures left out).
@@ -69,7 +74,13 @@ package struct StreamProbe: Sendable, Equatable {
                 title: tags["title"], language: tags["language"],
                 isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0,
                 isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0,
-                frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil))
+                frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil,
+                pictureSize: kind == .video ? pictureSize(parameters) : nil,
+                displaySize: kind == .video ? pictureSize(parameters).map { size in
+                    let aspect = parameters.sample_aspect_ratio
+                    return aspect.num > 0 && aspect.den > 0
+                        ? VideoSize.display(storage: size, pixelAspect: Int(aspect.num), Int(aspect.den)) : size
+                } : nil))
         }
         var chapters: [Chapter] = []
         for index in 0..<Int(context.pointee.nb_chapters) {
@@ -79,6 +90,11 @@ package struct StreamProbe: Sendable, Equatable {
                                     end: chapter.end > chapter.start ? Double(chapter.end) * base : nil))
         }
         return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters)
+    }
+
+    /// The stored picture size of a video stream's parameters; nil when unset.
+    private static func pictureSize(_ parameters: AVCodecParameters) -> VideoSize? {
+        parameters.width > 0 && parameters.height > 0 ? VideoSize(width: Int(parameters.width), height: Int(parameters.height)) : nil
     }
 
     /// Frames per second of a stream's rate, nil when it is unset (0/0, 0/1) or absurd.

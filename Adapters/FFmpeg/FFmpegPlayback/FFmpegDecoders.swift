@@ -10,10 +10,18 @@ extension FFmpegSession {
     func videoDecodeLoop() {
         guard let first = videoDecoder else { return }
         var lastTime = -first.frameDuration
+        var lastSerial = 0
         decodeLoop(first, video: true) { frame, decoderSerial, decoder in
             let frameDuration = decoder.frameDuration
-            let time = mediaTime(frame.pointee.best_effort_timestamp, decoder.timeBase) ?? (lastTime + frameDuration)
+            // A frame without a time follows the one before, in the same serial; the first
+            // after a seek has no "before": its decoding time stands in.
+            let previous: Double? = decoderSerial == lastSerial ? lastTime : nil
+            let time = mediaTime(frame.pointee.best_effort_timestamp, decoder.timeBase)
+                ?? previous.map { $0 + frameDuration }
+                ?? mediaTime(frame.pointee.pkt_dts, decoder.timeBase)
+                ?? lock.withLock { discardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil } ?? 0 }
             lastTime = time
+            lastSerial = decoderSerial
             return lock.withLock {
                 if wouldDiscard(time: time, span: frameDuration, serial: decoderSerial) {
                     av_frame_unref(frame)

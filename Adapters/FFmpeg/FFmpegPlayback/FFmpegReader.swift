@@ -111,7 +111,10 @@ extension FFmpegSession {
                 continue
             }
             if let hunt = keyframeHunt, packet.pointee.stream_index == videoStreamIndex {
-                switch hunt.verdict(on: packet.pointee, time: mediaTime(packet.pointee.pts, videoTimeBase)) {
+                // (A keyframe without a presentation time, as program streams have them, is
+                // shown no earlier than it is decoded: its decoding time is a lower bound.)
+                let time = mediaTime(packet.pointee.pts, videoTimeBase) ?? mediaTime(packet.pointee.dts, videoTimeBase)
+                switch hunt.verdict(on: packet.pointee, time: time) {
                 case .skip:
                     keyframeHunt?.skipped += 1
                     lock.withLock { packetPool.give(packet) }
@@ -408,7 +411,8 @@ struct KeyframeHunt {
     /// What to do with a video packet read during the hunt.
     enum Verdict { case skip, landed, tooLate }
 
-    /// The verdict for `packet` (at media time `time`).
+    /// The verdict for `packet`, shown at media time `time` (or not before it; nil when the
+    /// packet carries no time at all, and is then taken).
     func verdict(on packet: AVPacket, time: Double?) -> Verdict {
         guard packet.flags & AV_PKT_FLAG_KEY != 0 || skipped >= Self.maximumSkipped else { return .skip }
         guard let time, request.target - lead > 0 else { return .landed }

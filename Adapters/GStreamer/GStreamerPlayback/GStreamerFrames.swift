@@ -9,11 +9,16 @@ import PlaybackKit
 struct PipelineSample: @unchecked Sendable {
     // @unchecked: the sample is only read, and only during the callback on its streaming thread.
     private let sample: OpaquePointer
+    /// Where the media's timeline starts on the stream's (see `PipelineContext.timelineOrigin`).
+    private let origin: TimeInterval
 
-    init(_ sample: OpaquePointer) { self.sample = sample }
+    init(_ sample: OpaquePointer, origin: TimeInterval) {
+        self.sample = sample
+        self.origin = origin
+    }
 
-    /// The picture's media time (see `GStreamerFrames.presentationTime(of:)`).
-    var presentationTime: TimeInterval? { GStreamerFrames.presentationTime(of: sample) }
+    /// The picture's media time (see `GStreamerFrames.presentationTime(of:origin:)`).
+    var presentationTime: TimeInterval? { GStreamerFrames.presentationTime(of: sample, origin: origin) }
 
     /// Calls `body` with the picture as a `YUVFrame` over the buffer's own planes (mapped for
     /// the call); nil if it is not I420 or NV12.
@@ -28,7 +33,7 @@ struct PipelineSample: @unchecked Sendable {
     }
 
     /// The sample, referenced for as long as the result lives.
-    func retained() -> RetainedSample { RetainedSample(sample) }
+    func retained() -> RetainedSample { RetainedSample(sample, origin: origin) }
 }
 
 /// A sample kept beyond its callback (a reference of its own, dropped with this object): the
@@ -36,9 +41,12 @@ struct PipelineSample: @unchecked Sendable {
 final class RetainedSample: @unchecked Sendable {
     // @unchecked: the sample is only read (mapped for reading), from any thread.
     private let sample: OpaquePointer
+    /// Where the media's timeline starts on the stream's.
+    private let origin: TimeInterval
 
-    init(_ sample: OpaquePointer) {
+    init(_ sample: OpaquePointer, origin: TimeInterval) {
         self.sample = gst_sample_ref(sample)
+        self.origin = origin
     }
 
     deinit { gst_sample_unref(sample) }
@@ -46,7 +54,7 @@ final class RetainedSample: @unchecked Sendable {
     /// Calls `body` with the picture as a `YUVFrame` over the buffer's planes (mapped for the
     /// call); nil if it is not I420 or NV12.
     func withYUVFrame<T>(converter: YUVFrameConverter, _ body: (YUVFrame) -> T) -> T? {
-        GStreamerFrames.withYUVFrame(of: sample, time: GStreamerFrames.presentationTime(of: sample) ?? 0, converter: converter, body)
+        GStreamerFrames.withYUVFrame(of: sample, time: GStreamerFrames.presentationTime(of: sample, origin: origin) ?? 0, converter: converter, body)
     }
 }
 
@@ -74,8 +82,9 @@ enum GStreamerFrames {
     }
 
     /// The media time of `sample`'s picture: its PTS on the stream timeline (the segment
-    /// start subtracted), the timeline position queries answer on.
-    static func presentationTime(of sample: OpaquePointer) -> TimeInterval? {
+    /// start subtracted), the timeline position queries answer on, less `origin`, where the
+    /// media starts on it (never below 0).
+    static func presentationTime(of sample: OpaquePointer, origin: TimeInterval) -> TimeInterval? {
         guard let buffer = gst_sample_get_buffer(sample) else { return nil }
         let pts = pk_gst_buffer_pts(buffer)
         guard pk_gst_clock_time_is_valid(pts) != 0 else { return nil }
@@ -84,7 +93,7 @@ enum GStreamerFrames {
             let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, pts)
             if pk_gst_clock_time_is_valid(streamTime) != 0 { time = streamTime }
         }
-        return seconds(time)
+        return max(0, seconds(time) - origin)
     }
 
     /// Calls `body` with the mapped RGBA pixels of `sample` (which must carry RGBA caps).
@@ -199,10 +208,11 @@ enum GStreamerFrames {
     /// describe), converted and scaled when it is not already: by `converter` straight from
     /// the buffer when its format is one the converter reads (a caller's thread must not wait
     /// on the pipeline GStreamer's own converter builds per call), by GStreamer otherwise.
-    static func thumbnail(of sample: OpaquePointer, size: VideoSize? = nil, converter: YUVFrameConverter) -> VideoFrame? {
+    static func thumbnail(of sample: OpaquePointer, size: VideoSize? = nil, origin: TimeInterval,
+                          converter: YUVFrameConverter) -> VideoFrame? {
         guard let caps = gst_sample_get_caps(sample), let info = videoInfo(caps),
               let natural = size.flatMap({ $0.isEmpty ? nil : $0 }) ?? naturalSize(of: caps) else { return nil }
-        let time = presentationTime(of: sample) ?? 0
+        let time = presentationTime(of: sample, origin: origin) ?? 0
         let ready = info.finfo.pointee.format == GST_VIDEO_FORMAT_RGBA
             && Int(info.width) == natural.width && Int(info.height) == natural.height
         if ready { return copyFrame(sample, time: time) }

@@ -116,19 +116,33 @@ extension GStreamerPipeline {
             ? GST_SEEK_FLAG_ACCURATE.rawValue
             : GST_SEEK_FLAG_KEY_UNIT.rawValue | GST_SEEK_FLAG_SNAP_BEFORE.rawValue
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | landing)
+        let streamTime = seconds + context.timelineOrigin.get()
         return withPlaybin {
             gst_element_seek($0, rate, GST_FORMAT_TIME, flags, GST_SEEK_TYPE_SET,
-                             GStreamerFrames.nanoseconds(seconds), GST_SEEK_TYPE_NONE, -1) != 0
+                             GStreamerFrames.nanoseconds(streamTime), GST_SEEK_TYPE_NONE, -1) != 0
         } ?? false
     }
 
     // MARK: - Queries
 
-    /// The playing position, seconds; nil when the pipeline cannot tell.
-    func position() -> TimeInterval? { timeQuery(gst_element_query_position) }
+    /// The playing position on the media's timeline, seconds; nil when the pipeline cannot
+    /// tell.
+    func position() -> TimeInterval? {
+        timeQuery(gst_element_query_position).map { max(0, $0 - context.timelineOrigin.get()) }
+    }
 
-    /// The media's duration, seconds; nil when unknown.
+    /// The media's duration, seconds; nil when unknown. (Demuxers answer with the length,
+    /// from the first timestamp on: the timeline origin is not in it.)
     func duration() -> TimeInterval? { timeQuery(gst_element_query_duration) }
+
+    /// Takes where the media starts on the stream's timeline from the position prerolled at
+    /// the start (see `PipelineContext.timelineOrigin`); a live source keeps 0. Call once
+    /// prerolled, before any seek.
+    func measureTimelineOrigin(live: Bool) {
+        let start = live ? 0 : timeQuery(gst_element_query_position) ?? 0
+        context.timelineOrigin.set(start)
+        if start > 0 { PlaybackLog.log(.debug, "gstreamer", "the media starts \(start) s into the stream's timeline") }
+    }
 
     /// A position or duration query in time on the playbin, in seconds.
     private func timeQuery(_ query: (UnsafeMutablePointer<GstElement>?, GstFormat, UnsafeMutablePointer<gint64>?) -> gboolean) -> TimeInterval? {
@@ -169,7 +183,7 @@ extension GStreamerPipeline {
             gst_query_parse_buffering_range(query, &format, nil, &stop, nil)
             guard stop > 0 else { return }
             switch format {
-            case GST_FORMAT_TIME: figures.reach = .time(GStreamerFrames.seconds(GstClockTime(stop)))
+            case GST_FORMAT_TIME: figures.reach = .time(max(0, GStreamerFrames.seconds(GstClockTime(stop)) - context.timelineOrigin.get()))
             case GST_FORMAT_PERCENT: figures.reach = .share(Double(stop) / Double(pk_gst_format_percent_max()))
             case GST_FORMAT_BYTES: figures.reach = .bytes(Int64(stop))
             default: break
@@ -214,7 +228,7 @@ extension GStreamerPipeline {
             defer { gst_sample_unref(sample) }
             let undrawn = context.undrawnPictures.withLock { $0.sample(like: sample) }
             defer { if let undrawn { gst_sample_unref(undrawn) } }
-            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size, converter: converter)
+            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size, origin: context.timelineOrigin.get(), converter: converter)
         } ?? nil
     }
 }

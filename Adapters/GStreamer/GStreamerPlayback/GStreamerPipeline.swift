@@ -148,7 +148,8 @@ final class GStreamerPipeline: @unchecked Sendable {
         guard let appSink, let data else { return GST_FLOW_OK }
         let sample = preroll ? gst_app_sink_pull_preroll(appSink) : gst_app_sink_pull_sample(appSink)
         guard let sample else { return GST_FLOW_OK }
-        Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().sample(PipelineSample(sample), preroll)
+        let context = Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue()
+        context.sample(PipelineSample(sample, origin: context.timelineOrigin.get()), preroll)
         gst_sample_unref(sample)
         return GST_FLOW_OK
     }
@@ -326,6 +327,12 @@ final class PipelineContext: @unchecked Sendable {
     /// The last decoded pictures before subtitles are drawn on them (filled by a probe on
     /// the video stream's pad while subtitles show).
     let undrawnPictures = Locked(UndrawnPictures())
+    /// Where the media starts on the stream's timeline, seconds: 0 for most containers; the
+    /// first timestamp for MPEG program and transport streams, whose demuxers keep the
+    /// timestamps as muxed (0.5 s and more in). Positions, seeks and picture times are
+    /// moved by it, so that the media's timeline starts at 0 on every engine. Set once
+    /// prerolled (`measureTimelineOrigin`), read by streaming threads.
+    let timelineOrigin = Locked<TimeInterval>(0)
     /// Bytes the source element has handed downstream so far (a pad probe counts them).
     let bytesRead = Locked<Int64>(0)
     /// Probes on the source's pad, removed by the pipeline before it is destroyed.

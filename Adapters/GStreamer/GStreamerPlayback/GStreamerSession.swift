@@ -247,6 +247,7 @@ final class GStreamerSession: @unchecked Sendable {
         phase = .ready
         stopDemuxerCheck()
         if isLive, !wantsPlaying { pipeline.setState(.paused) }
+        pipeline.measureTimelineOrigin(live: isLive)
         duration = pipeline.duration() ?? 0
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero

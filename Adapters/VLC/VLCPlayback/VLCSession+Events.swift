@@ -161,9 +161,18 @@ extension VLCSession {
     func knownNaturalSize() -> VideoSize? {
         refreshTracks()
         var storage = tracks.storageSize
-        if storage == nil { storage = player?.videoOutputSize }
-        guard let storage else { return nil }
-        let display = VideoSize.display(storage: storage, pixelAspect: tracks.sampleAspect.0, tracks.sampleAspect.1)
+        var display = tracks.displaySize
+        if storage == nil, let output = player?.videoOutputSize {
+            storage = output
+            display = VideoSize.display(storage: output, pixelAspect: tracks.sampleAspect.0, tracks.sampleAspect.1)
+        }
+        if storage == nil, let probed = probe?.streams.first(where: { $0.kind == .video }) {
+            // A local file whose streams libVLC does not list (MPEG program streams): the
+            // container's sizes, as libavformat read them (libVLC draws the picture padded).
+            storage = probed.pictureSize
+            display = probed.displaySize
+        }
+        guard let storage, let display else { return nil }
         video?.setSizeHint(storage: storage, display: display)
         return display
     }
