@@ -206,6 +206,10 @@ enum FixtureClips {
         format("theora-vorbis.ogg", "libtheora", "libvorbis", "theora,vorbis", ["-q:v", "8", "-q:a", "4"]),
         // Sound alone: Opus in Ogg, as .opus files have it.
         format("opus.ogg", nil, "libopus", "opus", ["-b:a", "96k"]),
+        // Sound alone: an MP3 file as ffmpeg writes it by default (44.1 kHz, 128 kb/s, its
+        // first frame a LAME Info tag coded at 64 kb/s: an engine that times the file by that
+        // frame's bitrate gets twice its length).
+        format("mp3.mp3", nil, "libmp3lame", "mp3", ["-ar", "44100"]),
         // AV1 with the fastest encoder there is.
         FormatJob(file: "av1-opus.mkv", codecs: "av1,opus", ways: [
             FormatJob.Way(videoEncoder: "libsvtav1", audioEncoder: "libopus", options: ["-preset", "12", "-crf", "30", "-b:a", "96k"],

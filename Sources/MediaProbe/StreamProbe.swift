@@ -40,6 +40,9 @@ package struct StreamProbe: Sendable, Equatable {
     package var tags: [String: String]
     /// The chapters, in order.
     package var chapters: [Chapter]
+    /// The media's duration as libavformat reads it (from the first timestamp), seconds; nil
+    /// when it cannot tell.
+    package var duration: TimeInterval? = nil
 
     /// Reads `url` (a local file; remote sources are read only when `remote` is true, since
     /// that costs a second connection). Throws a `PlaybackError` when it cannot be read.
@@ -89,7 +92,8 @@ package struct StreamProbe: Sendable, Equatable {
             chapters.append(Chapter(title: dictionary(chapter.metadata)["title"], start: Double(chapter.start) * base,
                                     end: chapter.end > chapter.start ? Double(chapter.end) * base : nil))
         }
-        return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters)
+        let duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
+        return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters, duration: duration)
     }
 
     /// The stored picture size of a video stream's parameters; nil when unset.

@@ -24,9 +24,6 @@ extension PlaybackBackends {
             backend: "gstreamer", check: "format.mpeg1-mp2-mpg",
             reason: "mpegpsdemux seeks to the pack at the target, after the keyframe the target's picture needs: the decoder starts at the next keyframe (a seek to 1 s shows the picture at 1.92 s, to 2 s the last one), accurate or not; playbin alone does the same"),
         KnownConformanceFailure(
-            backend: "mpv", check: "format.opus-ogg",
-            reason: "a paused seek in sound-only media reports time-pos about 0.19 s before the target (mpv counts the null output's buffer)"),
-        KnownConformanceFailure(
             backend: "vlc", check: "format.h264-aac-ts",
             reason: "libVLC starts an MPEG-TS at its first clock reference: the picture moves about 0.78 s after play(); its seeks there land on wrong frames"),
         KnownConformanceFailure(
@@ -40,7 +37,7 @@ extension PlaybackBackends {
             reason: "libVLC's Ogg demuxer: the picture holds about 1.1 s after play(), then jumps"),
         KnownConformanceFailure(
             backend: "vlc", check: "format.opus-ogg",
-            reason: "libVLC's Ogg demuxer: a seek while playing can end the media, and the pace drifts (0.87x)"),
+            reason: "libVLC's Ogg demuxer cannot seek in Opus: it reports no seekable stream and ends the media"),
     ]
 
     /// Why libVLC fails the size sweeps of odd-width VP9 now and then.

@@ -50,6 +50,9 @@ enum MPVConfiguration {
         case .null:
             // The null output consumes samples at real time, so the clock stays real.
             list.append(("ao", "null"))
+            // Its buffer (0.2 s by default) is what time-pos after a paused seek in sound-only
+            // media is short of the target by: keep 20 ms.
+            list.append(("ao-null-buffer", "0.02"))
         case .system:
             list.append(("audio-fallback-to-null", "yes"))
         }

@@ -1,6 +1,7 @@
 #if VLC
 import CVLC
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// What libVLC reports about one player, copied out of `libvlc_event_t` on libVLC's thread.
@@ -34,8 +35,19 @@ private let playerEventTypes: [libvlc_event_e] = [
     libvlc_MediaPlayerTimeChanged, libvlc_MediaPlayerVout, libvlc_MediaPlayerESAdded,
 ]
 
-/// The memory audio output's sample callback for discarded sound: drops the samples.
-private let discardSamples: libvlc_audio_play_cb = { _, _, _, _ in }
+/// The memory audio output's sample callback for discarded sound: drops the samples once
+/// they are due, as a sound card takes them. The memory output tells libVLC no latency, so
+/// libVLC hands it samples as soon as they are decoded, up to a second or two ahead: taken
+/// at once, a sound-only media ended that much early and its time ran ahead. Waiting until
+/// `pts` (libVLC's clock), at most `longestDiscardWait` per call so that a pause, seek or
+/// stop never waits long, holds the decoder to the clock as a device would.
+private let discardSamples: libvlc_audio_play_cb = { _, _, _, pts in
+    let wait = libvlc_delay(pts)
+    if wait > 0 { usleep(UInt32(min(wait, longestDiscardWait))) }
+}
+
+/// The longest the discarding audio callback waits for samples' due time, microseconds.
+private let longestDiscardWait: Int64 = 50_000
 
 /// The memory audio output's volume callback: notes the volume its output applies. Runs on
 /// libVLC's threads; never calls libVLC.

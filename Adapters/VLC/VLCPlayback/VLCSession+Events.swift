@@ -22,7 +22,7 @@ extension VLCSession {
         case .endReached: endReached()
         case .encounteredError: encounteredError()
         case .lengthChanged(let milliseconds):
-            guard milliseconds > 0 else { return }
+            guard milliseconds > 0, probedDuration == nil else { return }
             duration = Double(milliseconds) / 1000
             if phase == .ready { sink.durationChanged(duration) }
         case .timeChanged(let milliseconds):

@@ -459,7 +459,7 @@ final class VLCSession: @unchecked Sendable {
             pictureTimes.followWallClock()
         }
         setMuted(false)
-        duration = Double(player.length) / 1000
+        duration = probedDuration ?? Double(player.length) / 1000
         pictureTimes.setFrameDuration(frameDuration, nominal: tracks.frameRate != nil)
         naturalSize = currentNaturalSize()
         correctStoredPicture(to: naturalSize)
@@ -474,6 +474,12 @@ final class VLCSession: @unchecked Sendable {
         sink.prepared(EngineMediaInfo(duration: duration, naturalSize: naturalSize, hasVideo: hasVideo, hasAudio: hasAudio,
                                       frameRate: hasVideo ? tracks.frameRate : nil))
     }
+
+    /// A local file's duration as libavformat reads it, which the adapter reports rather than
+    /// libVLC's: libVLC 3 takes an MP3's length from its LAME Info tag wrongly at 44.1 kHz
+    /// (20.1 s for a 10 s stereo file at 128 kb/s, 11.5 s in mono), correcting it only as it
+    /// plays. nil for remote sources (not probed).
+    var probedDuration: TimeInterval? { probe?.duration }
 
     var expectsPicture: Bool {
         tracks.hasVideo || streamKinds.contains(libvlc_track_video.rawValue)
