@@ -14,6 +14,11 @@ enum TrackFixtures {
         MediaTrack(id: "subtitle:1", kind: .subtitle, title: "Français", language: "fre", codec: "ass"),
     ]
 
+    /// song.mp3's tracks: its sound alone (its cover picture is not a track).
+    static let song: [MediaTrack] = [
+        MediaTrack(id: "audio:0", kind: .audio, codec: "mp3", isSelected: true),
+    ]
+
     /// The cues of every subtitle of the fixtures, English text.
     static let cues: [SubtitleCue] = [
         SubtitleCue(text: "First line", start: 0.5, end: 1.5),
@@ -48,6 +53,7 @@ enum TrackChecks {
     static let all: [Check] = [
         table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, switchesThenPausedSeeks, preferredLanguages,
         embeddedCues, externalFiles, externalOverHTTP, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
+        coverArt,
     ]
 
     // MARK: Track tables
@@ -299,6 +305,20 @@ enum TrackChecks {
                    && (s.date ?? "").hasPrefix(tags.date) && s.comment == tags.comment,
                    "song.mp3's metadata is \(describe(s))")
         try expect(s.tags.keys.allSatisfy { $0 == $0.lowercased() }, "song.mp3's tag keys are not lower-cased: \(s.tags.keys.sorted())")
+    }
+
+    static let coverArt = Check("tracks.cover-art", "song.mp3, with a cover picture in the file and cover.jpg beside it, lists its one audio track and no video, has no natural size, and plays to the end with no .frames picture: a cover is not video") { context in
+        let p = try context.player("tracks/song.mp3", frames: true)
+        try await p.prepare()
+        try expectTracks(p, TrackFixtures.song, "song.mp3 after prepare")
+        try expect(p.player.naturalSize == .zero, "song.mp3 reports natural size \(p.player.naturalSize)")
+        try await p.seek(to: 3)
+        let mark = p.mark
+        try await p.play()
+        try await p.waitForEnd(since: mark, timeout: 5)
+        let pictures = p.frames?.count ?? 0
+        try expect(pictures == 0, "song.mp3 delivered \(pictures) .frames pictures")
+        try expectTracks(p, TrackFixtures.song, "song.mp3 at its end")
     }
 
     static let chapters = Check("chapters.list", "film.mkv's three chapters with titles and times (±10 ms); a seek to a chapter's start lands there") { context in

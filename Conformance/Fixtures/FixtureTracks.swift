@@ -14,7 +14,9 @@ import FoundationEssentials
 /// - cues.srt, cues.ass, cues.vtt: the three cues as external files (UTF-8); cues-bom.srt: the
 ///   same SubRip file with a UTF-8 byte order mark; cues-cp1251.srt: Cyrillic cues in
 ///   Windows-1251 (a legacy 8-bit file).
-/// - song.mp3: 4 s 440 Hz MP3 with ID3 tags.
+/// - song.mp3: 4 s 440 Hz MP3 with ID3 tags and a cover picture (an attached JPEG, "Cover
+///   (front)"), as a music library's files have them; cover.jpg: a cover picture beside it,
+///   as music folders have one.
 ///
 /// The cues: 0.5-1.5 s "First line"; 2.0-3.0 s "Second" / "line" (two lines); 3.5-4.5 s
 /// "Third" in italics (markup in the file, none in the cue text).
@@ -65,10 +67,16 @@ enum FixtureTracks {
         ]),
         FixtureJob(output: "tracks/song.mp3", arguments: [
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=4",
+            "-f", "lavfi", "-i", "color=c=0x3080C0:s=96x96:d=1",
+            "-map", "0:a", "-map", "1:v", "-c:v", "mjpeg", "-frames:v", "1", "-disposition:v:0", "attached_pic",
+            "-metadata:s:v:0", "title=Album cover", "-metadata:s:v:0", "comment=Cover (front)",
             "-c:a", "libmp3lame", "-b:a", "128k", "-id3v2_version", "3",
             "-metadata", "title=\(TrackFixtures.songTags.title)", "-metadata", "artist=\(TrackFixtures.songTags.artist)",
             "-metadata", "album=\(TrackFixtures.songTags.album)", "-metadata", "genre=\(TrackFixtures.songTags.genre)",
             "-metadata", "date=\(TrackFixtures.songTags.date)", "-metadata", "comment=\(TrackFixtures.songTags.comment)",
+        ]),
+        FixtureJob(output: "tracks/cover.jpg", arguments: [
+            "-f", "lavfi", "-i", "color=c=0xC08030:s=96x96:d=1", "-frames:v", "1", "-update", "1",
         ]),
     ]
 

@@ -72,6 +72,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case neverEndsWithSubtitles
         /// metadata has no tags.
         case dropsMetadata
+        /// A media without video lists a video track for its cover picture, as an engine that
+        /// takes an MP3's attached picture for a stream would.
+        case listsCoverAsVideo
         /// Every chapter starts and ends half a second late.
         case shiftsChapters
         /// backendName is "", as a player that does not know which engine it drives.
@@ -394,7 +397,11 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
 
     // MARK: - Tracks, subtitles, metadata, chapters
 
-    var tracks: [MediaTrack] { inner.tracks }
+    var tracks: [MediaTrack] {
+        let listed = inner.tracks
+        guard fault == .listsCoverAsVideo, !listed.isEmpty, !listed.contains(where: { $0.kind == .video }) else { return listed }
+        return listed + [MediaTrack(id: "video:0", kind: .video, title: "Album cover", codec: "mjpeg")]
+    }
     func selectTrack(id: String) {
         if fault == .ignoresTrackSelection { return }
         inner.selectTrack(id: id)

@@ -25,7 +25,9 @@ enum MPVConfiguration {
             ("input-default-bindings", "no"),
             ("input-vo-keyboard", "no"),
             ("sub-auto", "no"),
+            // A song's cover picture is not video: none shown, none loaded from beside the file.
             ("audio-display", "no"),
+            ("cover-art-auto", "no"),
             ("hwdec", "no"),
             // Prepared means paused at the start; the end keeps the file open on its last
             // frame so that a seek and play work after it (without pausing by itself, so the

@@ -45,11 +45,13 @@ enum MPVTracks {
 
     /// `track-list` as engine tracks: embedded ones in the container's stream order
     /// (`ff-index`), then external files in the order they were added (mpv's ids grow).
+    /// Cover pictures (`albumart`) are not tracks, as on the other engines.
     static func engineTracks(_ handle: MPVHandle) -> [EngineTrack] {
         guard case .array(let entries)? = handle.getValue("track-list") else { return [] }
         var listed: [(order: (Int, Int), track: EngineTrack)] = []
         for entry in entries {
-            guard let type = entry["type"]?.string, let kind = kind(type), let id = entry["id"]?.int else { continue }
+            guard let type = entry["type"]?.string, let kind = kind(type), let id = entry["id"]?.int,
+                  !flag(entry["albumart"]) else { continue }
             let external = flag(entry["external"])
             let codec = entry["codec"]?.string
             let track = EngineTrack(
