@@ -39,7 +39,7 @@ enum FormatChecks {
     /// The clips: every video codec (H.264, HEVC, VP9, AV1, MPEG-1, MPEG-2, MPEG-4 Part 2, Theora),
     /// every audio codec (AAC, MP2, MP3, Opus, Vorbis, FLAC, PCM) and every container (MP4,
     /// Matroska, WebM, MPEG-TS, MPEG-PS, Ogg, AVI) at least once, and two clips of sound
-    /// alone (Opus in Ogg, MP3).
+    /// alone (Opus in Ogg, MP3, AAC in ADTS).
     static let clips: [FormatClip] = [
         FormatClip(file: "h264-aac.mp4", video: "H.264", audio: "AAC", container: "MP4"),
         FormatClip(file: "hevc-aac.mp4", video: "HEVC", audio: "AAC", container: "MP4"),
@@ -54,6 +54,7 @@ enum FormatChecks {
         FormatClip(file: "theora-vorbis.ogg", video: "Theora", audio: "Vorbis", container: "Ogg"),
         FormatClip(file: "opus.ogg", video: nil, audio: "Opus", container: "Ogg"),
         FormatClip(file: "mp3.mp3", video: nil, audio: "MP3", container: "MP3"),
+        FormatClip(file: "aac.aac", video: nil, audio: "AAC", container: "ADTS"),
         FormatClip(file: "av1-opus.mkv", video: "AV1", audio: "Opus", container: "Matroska"),
     ]
 

@@ -210,6 +210,9 @@ enum FixtureClips {
         // first frame a LAME Info tag coded at 64 kb/s: an engine that times the file by that
         // frame's bitrate gets twice its length).
         format("mp3.mp3", nil, "libmp3lame", "mp3", ["-ar", "44100"]),
+        // Sound alone: raw AAC in ADTS frames (.aac files, radio streams), with no index or
+        // length anywhere: an engine reads or estimates it.
+        format("aac.aac", nil, "aac", "aac", ["-b:a", "128k", "-f", "adts"]),
         // AV1 with the fastest encoder there is.
         FormatJob(file: "av1-opus.mkv", codecs: "av1,opus", ways: [
             FormatJob.Way(videoEncoder: "libsvtav1", audioEncoder: "libopus", options: ["-preset", "12", "-crf", "30", "-b:a", "96k"],

@@ -74,7 +74,7 @@ extension GStreamerSession {
     /// Re-reads the duration: on DURATION_CHANGED, and every quarter second while it is
     /// unknown (some demuxers can tell it only once they have read further).
     func durationMayHaveChanged() {
-        guard phase == .ready, let value = pipeline?.duration(), value > 0, value != duration else { return }
+        guard phase == .ready, !durationFromProbe, let value = pipeline?.duration(), value > 0, value != duration else { return }
         PlaybackLog.log(.debug, "gstreamer", "duration now \(value) s")
         duration = value
         sink.durationChanged(value)

@@ -54,6 +54,9 @@ final class GStreamerSession: @unchecked Sendable {
     var atEnd = false
     var rate = 1.0
     var duration: TimeInterval = 0
+    /// The duration is the probe's: playbin did not know it when prerolled (its later
+    /// estimates are not taken).
+    var durationFromProbe = false
     var naturalSize = VideoSize.zero
     var seekInFlight: SeekKind?
     /// The rate changed while opening or while a seek was in flight: a rate seek follows.
@@ -249,6 +252,13 @@ final class GStreamerSession: @unchecked Sendable {
         if isLive, !wantsPlaying { pipeline.setState(.paused) }
         pipeline.measureTimelineOrigin(live: isLive)
         duration = pipeline.duration() ?? 0
+        if duration <= 0, let probed = probe?.duration {
+            // A stream with no index (ADTS AAC, AC-3, MP2, an MP3 without an Info tag):
+            // playbin tells its length only once it has read on, the probe of a local file
+            // at once (as libavformat does for the other engines).
+            duration = probed
+            durationFromProbe = true
+        }
         pipeline.watchVideoStream()
         naturalSize = pipeline.currentNaturalSize() ?? .zero
         sizeSubtitleFont()
