@@ -72,18 +72,16 @@ package struct StreamProbe: Sendable, Equatable {
             default: continue
             }
             let tags = dictionary(stream.pointee.metadata)
+            let picture = kind == .video ? pictureSize(parameters) : nil
+            let aspect = parameters.sample_aspect_ratio
             streams.append(Stream(
                 index: index, kind: kind, codec: String(cString: avcodec_get_name(parameters.codec_id)),
                 title: tags["title"], language: tags["language"],
                 isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0,
                 isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0,
                 frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil,
-                pictureSize: kind == .video ? pictureSize(parameters) : nil,
-                displaySize: kind == .video ? pictureSize(parameters).map { size in
-                    let aspect = parameters.sample_aspect_ratio
-                    return aspect.num > 0 && aspect.den > 0
-                        ? VideoSize.display(storage: size, pixelAspect: Int(aspect.num), Int(aspect.den)) : size
-                } : nil))
+                pictureSize: picture,
+                displaySize: picture.map { VideoSize.display(storage: $0, pixelAspect: Int(aspect.num), Int(aspect.den)) }))
         }
         var chapters: [Chapter] = []
         for index in 0..<Int(context.pointee.nb_chapters) {

@@ -476,9 +476,10 @@ final class VLCSession: @unchecked Sendable {
     }
 
     /// A local file's duration as libavformat reads it, which the adapter reports rather than
-    /// libVLC's: libVLC 3 takes an MP3's length from its LAME Info tag wrongly at 44.1 kHz
-    /// (20.1 s for a 10 s stereo file at 128 kb/s, 11.5 s in mono), correcting it only as it
-    /// plays. nil for remote sources (not probed).
+    /// libVLC's: libVLC 3 times an MP3 by the bitrate of its first frame, which in ffmpeg's
+    /// files is the LAME Info frame, coded at 64 kb/s (20.1 s for a 10 s stereo file at
+    /// 128 kb/s, 11.5 s in mono), correcting it only as it plays. nil for remote sources (not
+    /// probed).
     var probedDuration: TimeInterval? { probe?.duration }
 
     var expectsPicture: Bool {
