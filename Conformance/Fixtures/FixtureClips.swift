@@ -277,6 +277,30 @@ enum FixtureClips {
     /// Every clip of the size sweep.
     static var sizes: [FixtureJob] { SizeSweep.all.map(sizeClip) }
 
+    // MARK: - Turned pictures
+
+    /// The turned clips: a clip copied with a `rotate` tag, which ffmpeg's MP4 muxer writes
+    /// into a display matrix. The size sweep's 320x240 clip (its border and corner markers
+    /// tell which way a picture is shown) at each turn, and anamorphic.mp4 (3:2 pixels) at a
+    /// quarter turn.
+    static let turned: [(source: String, turn: Int, output: String)] = [90, 180, 270].map {
+        ("sizes/320x240.mp4", $0, turnedFixture($0))
+    } + [("anamorphic.mp4", 90, "turned-anamorphic-90.mp4")]
+
+    /// The fixture of the size sweep's 320x240 clip with the `rotate` tag `turn`.
+    static func turnedFixture(_ turn: Int) -> String { "turned-\(turn).mp4" }
+
+    /// ffmpeg's arguments (before the output) that copy `input` with the `rotate` tag `turn`.
+    static func turnedArguments(input: String, turn: Int) -> [String] {
+        ["-i", input, "-c", "copy", "-metadata:s:v:0", "rotate=\(turn)"]
+    }
+
+    /// The turned clips, as the stamp counts them.
+    static var turnedDescription: String {
+        turned.map { "ffmpeg \(turnedArguments(input: $0.source, turn: $0.turn).joined(separator: " ")) \($0.output)" }
+            .joined(separator: "\n")
+    }
+
     // MARK: - Broken inputs
 
     /// The seed of random.mp4's bytes.

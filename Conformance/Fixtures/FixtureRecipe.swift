@@ -24,7 +24,7 @@ public enum FixtureRecipe {
         let text = (FixtureClips.main.map(\.description) + FixtureClips.streaming.map(\.description)
             + FixtureTracks.clips.map(\.description) + [FixtureTracks.description]
             + FixtureClips.formats.map(\.description) + FixtureClips.sizes.map(\.description)
-            + [FixtureClips.brokenDescription]).joined(separator: "\n")
+            + [FixtureClips.turnedDescription, FixtureClips.brokenDescription]).joined(separator: "\n")
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a, 64 bits
         for byte in text.utf8 {
             hash ^= UInt64(byte)
@@ -112,7 +112,17 @@ private struct FixtureMaker: Sendable {
         try runInParallel(work)
         FixtureTracks.inputs.forEach { unlink(path($0)) }
         try joinSizeChange()
+        try makeTurned()
         try makeBrokenInputs()
+    }
+
+    /// The turned clips: clips made above, copied with a display matrix each.
+    private func makeTurned() throws {
+        for clip in FixtureClips.turned {
+            let partial = staged(clip.output)
+            try runFFmpeg(FixtureClips.turnedArguments(input: clip.source, turn: clip.turn), output: partial)
+            try move(partial, to: clip.output)
+        }
     }
 
     private func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }

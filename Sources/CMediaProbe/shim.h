@@ -6,6 +6,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
+#include <libavutil/display.h>
 
 /** AV_NOPTS_VALUE is a macro the importer cannot see. */
 static inline int64_t pk_sub_nopts(void) { return AV_NOPTS_VALUE; }

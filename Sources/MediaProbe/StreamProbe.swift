@@ -30,8 +30,12 @@ package struct StreamProbe: Sendable, Equatable {
         /// A video stream's stored picture size (its visible area, without the decoder's
         /// padding); nil for other streams or when the container does not say.
         package var pictureSize: VideoSize? = nil
-        /// `pictureSize` with the stream's sample aspect ratio applied (the same when square).
+        /// `pictureSize` with the stream's sample aspect ratio applied (the same when square),
+        /// then turned by `rotation`: the size the picture is shown at.
         package var displaySize: VideoSize? = nil
+        /// The clockwise quarter turn (0, 90, 180 or 270 degrees) the container's display
+        /// matrix asks for to show the pictures upright (phone recordings).
+        package var rotation = 0
     }
 
     /// The audio, video and subtitle streams, in container order (attached pictures left out).
@@ -74,6 +78,7 @@ package struct StreamProbe: Sendable, Equatable {
             let tags = dictionary(stream.pointee.metadata)
             let picture = kind == .video ? pictureSize(parameters) : nil
             let aspect = parameters.sample_aspect_ratio
+            let rotation = kind == .video ? clockwiseTurn(of: stream) : 0
             streams.append(Stream(
                 index: index, kind: kind, codec: String(cString: avcodec_get_name(parameters.codec_id)),
                 title: tags["title"], language: tags["language"],
@@ -81,7 +86,10 @@ package struct StreamProbe: Sendable, Equatable {
                 isForced: stream.pointee.disposition & AV_DISPOSITION_FORCED != 0,
                 frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil,
                 pictureSize: picture,
-                displaySize: picture.map { VideoSize.display(storage: $0, pixelAspect: Int(aspect.num), Int(aspect.den)) }))
+                displaySize: picture.map {
+                    VideoSize.display(storage: $0, pixelAspect: Int(aspect.num), Int(aspect.den)).turned(by: rotation)
+                },
+                rotation: rotation))
         }
         var chapters: [Chapter] = []
         for index in 0..<Int(context.pointee.nb_chapters) {
@@ -92,6 +100,31 @@ package struct StreamProbe: Sendable, Equatable {
         }
         let duration = context.pointee.duration > 0 ? Double(context.pointee.duration) / Double(AV_TIME_BASE) : nil
         return StreamProbe(streams: streams, tags: dictionary(context.pointee.metadata), chapters: chapters, duration: duration)
+    }
+
+    /// The clockwise quarter turn (0, 90, 180 or 270) the display matrix of the first video
+    /// stream of the local file at `url` asks for, read from the container's header alone (no
+    /// packet is read, so it costs next to nothing); nil when the file cannot be opened.
+    package static func videoRotation(_ url: URL) -> Int? {
+        guard url.isFileURL else { return nil }
+        _ = MediaProbeLog.quiet
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&format, url.path, nil, nil) >= 0, let context = format else { return nil }
+        defer { avformat_close_input(&format) }
+        for index in 0..<Int(context.pointee.nb_streams) {
+            let stream = context.pointee.streams[index]!
+            guard stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO,
+                  stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 else { continue }
+            return clockwiseTurn(of: stream)
+        }
+        return 0
+    }
+
+    /// The clockwise quarter turn `stream`'s display matrix asks for (0 without one).
+    private static func clockwiseTurn(of stream: UnsafeMutablePointer<AVStream>) -> Int {
+        guard let matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nil) else { return 0 }
+        let degrees = UnsafeRawPointer(matrix).withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+        return PictureTurn.clockwise(fromCounterclockwise: degrees)
     }
 
     /// The stored picture size of a video stream's parameters; nil when unset.

@@ -1,5 +1,19 @@
 import FoundationEssentials
 
+/// Quarter turns of a picture, as containers ask for them (a display matrix).
+package enum PictureTurn {
+    /// The clockwise quarter turn (0, 90, 180 or 270 degrees) that shows a picture upright,
+    /// from its display matrix's counterclockwise rotation in degrees (what libavutil's
+    /// `av_display_rotation_get` reads); 0 for NaN or an angle more than a degree off a
+    /// quarter turn.
+    package static func clockwise(fromCounterclockwise degrees: Double) -> Int {
+        guard degrees.isFinite else { return 0 }
+        let quarters = (-degrees / 90).rounded()
+        guard abs(-degrees - 90 * quarters) <= 1 else { return 0 }
+        return ((Int(quarters) % 4 + 4) % 4) * 90
+    }
+}
+
 /// A rectangle of whole pixels.
 public struct PixelRect: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// Left edge.

@@ -96,6 +96,12 @@ public struct VideoSize: Sendable, Equatable, Hashable, CustomStringConvertible 
     /// `WIDTHxHEIGHT`.
     public var description: String { "\(width)x\(height)" }
 
+    /// The size turned by `degrees` (a multiple of 90): width and height swap for a quarter
+    /// turn either way, and stay for a half turn or none.
+    public func turned(by degrees: Int) -> VideoSize {
+        (degrees / 90) % 2 == 0 ? self : VideoSize(width: height, height: width)
+    }
+
     /// The display size of `storage` pixels with the sample (pixel) aspect ratio `num:den`
     /// applied: the width is stretched or shrunk, the height kept, as players display it.
     public static func display(storage: VideoSize, pixelAspect num: Int, _ den: Int) -> VideoSize {
@@ -141,6 +147,32 @@ public struct VideoFrame: Sendable, Equatable {
             count = rowBytes * height
         }
         self.init(width: width, height: height, bytesPerRow: rowBytes, pixels: pixels, presentationTime: presentationTime)
+    }
+
+    /// The picture turned clockwise by `degrees` (90, 180 or 270; itself for another value),
+    /// tightly packed: for a picture taken before an engine turned it upright.
+    package func turned(by degrees: Int) -> VideoFrame {
+        guard [90, 180, 270].contains(degrees), !size.isEmpty else { return self }
+        let turnedSize = size.turned(by: degrees)
+        let (w, h) = (width, height)
+        var turnedPixels = [UInt8](repeating: 0, count: turnedSize.width * turnedSize.height * 4)
+        pixels.withUnsafeBytes { source in
+            turnedPixels.withUnsafeMutableBytes { target in
+                for y in 0..<h {
+                    for x in 0..<w {
+                        let (tx, ty) = switch degrees {
+                        case 90: (h - 1 - y, x)
+                        case 180: (w - 1 - x, h - 1 - y)
+                        default: (y, w - 1 - x)
+                        }
+                        let pixel = source.loadUnaligned(fromByteOffset: y * bytesPerRow + x * 4, as: UInt32.self)
+                        target.storeBytes(of: pixel, toByteOffset: (ty * turnedSize.width + tx) * 4, as: UInt32.self)
+                    }
+                }
+            }
+        }
+        return VideoFrame(width: turnedSize.width, height: turnedSize.height, bytesPerRow: turnedSize.width * 4,
+                          pixels: turnedPixels, presentationTime: presentationTime)
     }
 
     /// The RGBA of the pixel at column `x`, row `y`.

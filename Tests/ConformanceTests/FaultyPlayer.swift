@@ -53,6 +53,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case keepsFirstNaturalSize
         /// naturalSize ignores the pixel aspect: it reports the height's 4:3 width.
         case assumesFourByThree
+        /// naturalSize of a picture whose display matrix stands it upright (portrait) is the
+        /// stored landscape size, as an engine that ignores the matrix reports.
+        case ignoresDisplayMatrix
         /// thumbnailAtCurrentTime() keeps returning the first picture it returned.
         case staleThumbnail
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
@@ -335,6 +338,8 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             }
         case .assumesFourByThree:
             return Self.fourByThree(real)
+        case .ignoresDisplayMatrix:
+            return real.height > real.width ? real.turned(by: 90) : real
         default:
             return real
         }

@@ -66,6 +66,25 @@ struct GStreamerAdapterTests {
         #expect(frame.size == VideoSize(width: 480, height: 240))
     }
 
+    @Test("a turned picture's thumbnail is upright also while a subtitle is drawn (taken from before the overlay and videoflip)")
+    func turnedThumbnailUnderSubtitles() async throws {
+        var options = PlaybackOptions(videoOutput: .frames(viewport: nil, handler: { _ in }), audioOutput: .null)
+        options.subtitleURLs = [try TestFixtures.file("tracks/cues.srt")]
+        let player = try GStreamerBackend().makePlayer(url: try TestFixtures.file("turned-90.mp4"), options: options)
+        defer { player.shutdown() }
+        let log = EventRecorder(player)
+        try await player.prepare()
+        #expect(player.tracks.contains { $0.kind == .subtitle && $0.isSelected })
+        player.currentPlaybackTime = 0.6
+        try await log.waitFor(".seekCompleted", timeout: 5) { if case .seekCompleted = $0 { true } else { false } }
+        let frame = try #require(player.thumbnailAtCurrentTime())
+        #expect(frame.size == VideoSize(width: 240, height: 320))
+        // ffmpeg shows turned-90.mp4's green marker top left and its red one bottom left.
+        let topLeft = frame.pixel(x: 21, y: 21), bottomLeft = frame.pixel(x: 21, y: 298)
+        #expect(topLeft.g > 150 && topLeft.r < 110 && topLeft.b < 110, "top left is \(topLeft)")
+        #expect(bottomLeft.r > 150 && bottomLeft.g < 110 && bottomLeft.b < 110, "bottom left is \(bottomLeft)")
+    }
+
     @Test("audio only: duration, no size, no thumbnail")
     func audioOnly() async throws {
         let (player, _) = try gstPlayer("audio-only.m4a")

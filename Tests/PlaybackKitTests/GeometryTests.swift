@@ -48,6 +48,44 @@ import Testing
     }
 }
 
+@Suite struct TurnedPictureTests {
+    /// A 3x2 picture whose pixels are numbered 0...5 row by row (in the red byte), with a
+    /// padded row stride.
+    func numbered() -> VideoFrame {
+        var pixels: [UInt8] = []
+        for y in 0..<2 {
+            for x in 0..<3 { pixels += [UInt8(y * 3 + x), 0, 0, 255] }
+            pixels += [9, 9, 9, 9]  // padding
+        }
+        return VideoFrame(width: 3, height: 2, bytesPerRow: 16, pixels: pixels, presentationTime: 1.5)
+    }
+
+    func reds(_ frame: VideoFrame) -> [[Int]] {
+        (0..<frame.height).map { y in (0..<frame.width).map { x in Int(frame.pixel(x: x, y: y).r) } }
+    }
+
+    @Test func sizesTurnByQuarters() {
+        let size = VideoSize(width: 320, height: 240)
+        #expect(size.turned(by: 90) == VideoSize(width: 240, height: 320))
+        #expect(size.turned(by: 270) == VideoSize(width: 240, height: 320))
+        #expect(size.turned(by: 180) == size)
+        #expect(size.turned(by: 0) == size)
+    }
+
+    @Test func picturesTurnClockwise() {
+        let picture = numbered()
+        // 0 1 2      3 0      5 4 3      2 5
+        // 3 4 5      4 1      2 1 0      1 4
+        //            5 2                 0 3
+        #expect(reds(picture.turned(by: 90)) == [[3, 0], [4, 1], [5, 2]])
+        #expect(reds(picture.turned(by: 180)) == [[5, 4, 3], [2, 1, 0]])
+        #expect(reds(picture.turned(by: 270)) == [[2, 5], [1, 4], [0, 3]])
+        let turned = picture.turned(by: 90)
+        #expect(turned.bytesPerRow == 8 && turned.pixels.count == 24 && turned.presentationTime == 1.5)
+        #expect(picture.turned(by: 45) == picture)
+    }
+}
+
 @Suite struct FrameComposerTests {
     /// A 4x2 picture: left half red, right half blue.
     func redBlue() -> [UInt8] {

@@ -11,6 +11,7 @@ extension FFmpegSession {
         guard let first = videoDecoder else { return }
         var lastTime = -first.frameDuration
         var lastSerial = 0
+        var upright: UprightFilter?
         decodeLoop(first, video: true) { frame, decoderSerial, decoder in
             let frameDuration = decoder.frameDuration
             // A frame without a time follows the one before, in the same serial; the first
@@ -22,6 +23,16 @@ extension FFmpegSession {
                 ?? lock.withLock { discardBefore.flatMap { $0.serial == decoderSerial ? $0.time : nil } ?? 0 }
             lastTime = time
             lastSerial = decoderSerial
+            if decoder.rotation != 0 {
+                if upright.map({ $0.turn != decoder.rotation || !$0.accepts(frame) }) ?? true {
+                    upright = UprightFilter(for: frame, turn: decoder.rotation)
+                    if upright == nil { PlaybackLog.log(.warning, "ffmpeg", "cannot build the filter turning pictures by \(decoder.rotation)°") }
+                }
+                if let upright, !upright.turnUpright(frame) {
+                    PlaybackLog.log(.warning, "ffmpeg", "a picture could not be turned upright; dropped")
+                    return lock.withLock { !aborted }
+                }
+            }
             return lock.withLock {
                 if wouldDiscard(time: time, span: frameDuration, serial: decoderSerial) {
                     av_frame_unref(frame)

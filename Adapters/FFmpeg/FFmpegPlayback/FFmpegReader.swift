@@ -212,10 +212,10 @@ extension FFmpegSession {
                     let videoStart = Double(stream.pointee.start_time) * pk_av_q2d(videoTimeBase)
                     if videoStart > startTime, videoStart - startTime < videoFrameDuration { startTime = videoStart }
                 }
-                videoAspect = av_guess_sample_aspect_ratio(context, stream, nil)
+                videoAspect = Self.uprightAspect(av_guess_sample_aspect_ratio(context, stream, nil), rotation: videoDecoder?.rotation ?? 0)
                 naturalSize = Self.displaySize(width: stream.pointee.codecpar.pointee.width,
                                                height: stream.pointee.codecpar.pointee.height,
-                                               aspect: videoAspect)
+                                               rotation: videoDecoder?.rotation ?? 0, aspect: videoAspect)
             } catch { firstError = error }
         }
         if audioIndex >= 0 {
@@ -251,6 +251,20 @@ extension FFmpegSession {
     static func displaySize(width: Int32, height: Int32, aspect: AVRational) -> VideoSize {
         VideoSize.display(storage: VideoSize(width: Int(width), height: Int(height)),
                           pixelAspect: Int(aspect.num), Int(aspect.den))
+    }
+
+    /// The display size of a stream's stored `width` x `height` pictures once turned upright
+    /// by `rotation`, `aspect` being the upright pictures' pixel aspect.
+    static func displaySize(width: Int32, height: Int32, rotation: Int, aspect: AVRational) -> VideoSize {
+        let upright = VideoSize(width: Int(width), height: Int(height)).turned(by: rotation)
+        return VideoSize.display(storage: upright, pixelAspect: Int(aspect.num), Int(aspect.den))
+    }
+
+    /// The pixel aspect of a stream's pictures once turned upright by `rotation`: a quarter
+    /// turn inverts it.
+    static func uprightAspect(_ aspect: AVRational, rotation: Int) -> AVRational {
+        guard (rotation / 90) % 2 == 1, aspect.num > 0, aspect.den > 0 else { return aspect }
+        return AVRational(num: aspect.den, den: aspect.num)
     }
 
     private func startWorkers() {

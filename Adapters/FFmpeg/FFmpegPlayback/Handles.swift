@@ -108,6 +108,9 @@ final class CodecDecoder {
     let timeBase: AVRational
     /// Seconds a picture lasts when its timestamps do not say (video; 0 otherwise).
     let frameDuration: Double
+    /// The clockwise quarter turn (0, 90, 180, 270) the stream's display matrix asks for to
+    /// show its pictures upright.
+    let rotation: Int
 
     /// Opens the decoder of `stream`; a text subtitle decoder converts from
     /// `characterEncoding` (an iconv name) to UTF-8 when one is given.
@@ -116,6 +119,12 @@ final class CodecDecoder {
         streamIndex = stream.pointee.index
         timeBase = stream.pointee.time_base
         self.frameDuration = frameDuration
+        if let matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nil) {
+            let degrees = UnsafeRawPointer(matrix).withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+            rotation = PictureTurn.clockwise(fromCounterclockwise: degrees)
+        } else {
+            rotation = 0
+        }
         let parameters = stream.pointee.codecpar!
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
@@ -258,87 +267,6 @@ final class Resampler {
         }
         guard converted >= 0 else { return nil }
         return Int(converted) * bytesPerSampleFrame
-    }
-}
-
-// MARK: - Tempo filter
-
-/// An `AVFilterGraph` abuffer → atempo (chained for factors outside 0.5...2) → abuffersink
-/// that changes the speed of audio while keeping its pitch.
-final class TempoFilter {
-    private let graph: UnsafeMutablePointer<AVFilterGraph>
-    private let source: UnsafeMutablePointer<AVFilterContext>
-    private let sink: UnsafeMutablePointer<AVFilterContext>
-    let rate: Double
-    let inputFormat: Int32
-    let inputRate: Int32
-    let inputChannels: Int32
-
-    /// Builds the graph for frames shaped like `frame`, at `rate`.
-    init?(for frame: UnsafeMutablePointer<AVFrame>, rate: Double) {
-        guard let graph = avfilter_graph_alloc() else { return nil }
-        self.graph = graph
-        self.rate = rate
-        let f = frame.pointee
-        inputFormat = f.format
-        inputRate = f.sample_rate
-        inputChannels = f.ch_layout.nb_channels
-        graph.pointee.nb_threads = 1
-        var layoutName = [CChar](repeating: 0, count: 128)
-        var layout = f.ch_layout
-        av_channel_layout_describe(&layout, &layoutName, layoutName.count)
-        let formatName = String(cString: av_get_sample_fmt_name(AVSampleFormat(f.format)))
-        let args = "time_base=1/\(f.sample_rate):sample_rate=\(f.sample_rate):sample_fmt=\(formatName):channel_layout=\(FFmpegErrors.string(from: layoutName))"
-        var sourceContext: UnsafeMutablePointer<AVFilterContext>?
-        var sinkContext: UnsafeMutablePointer<AVFilterContext>?
-        guard avfilter_graph_create_filter(&sourceContext, avfilter_get_by_name("abuffer"), "in", args, nil, graph) >= 0,
-              avfilter_graph_create_filter(&sinkContext, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph) >= 0,
-              let sourceContext, let sinkContext else {
-            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
-            avfilter_graph_free(&g)
-            return nil
-        }
-        source = sourceContext
-        sink = sinkContext
-        // atempo takes 0.5...100 per instance; chain instances for slower speeds.
-        var factors: [Double] = []
-        var remaining = rate
-        while remaining < 0.5 { factors.append(0.5); remaining /= 0.5 }
-        factors.append(remaining)
-        var previous = sourceContext
-        var linked = true
-        for (index, factor) in factors.enumerated() {
-            var tempo: UnsafeMutablePointer<AVFilterContext>?
-            guard avfilter_graph_create_filter(&tempo, avfilter_get_by_name("atempo"), "tempo\(index)", "tempo=\(factor)", nil, graph) >= 0,
-                  let tempo, avfilter_link(previous, 0, tempo, 0) >= 0 else { linked = false; break }
-            previous = tempo
-        }
-        guard linked, avfilter_link(previous, 0, sinkContext, 0) >= 0, avfilter_graph_config(graph, nil) >= 0 else {
-            var g: UnsafeMutablePointer<AVFilterGraph>? = graph
-            avfilter_graph_free(&g)
-            return nil
-        }
-    }
-
-    deinit {
-        var g: UnsafeMutablePointer<AVFilterGraph>? = graph
-        avfilter_graph_free(&g)
-    }
-
-    /// True when `frame` has the shape the graph was built for.
-    func accepts(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        frame.pointee.format == inputFormat && frame.pointee.sample_rate == inputRate
-            && frame.pointee.ch_layout.nb_channels == inputChannels
-    }
-
-    /// Feeds a frame (its reference is taken over and `frame` left empty).
-    func push(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        av_buffersrc_add_frame_flags(source, frame, 0) >= 0
-    }
-
-    /// Takes the next filtered frame into `frame`; false when none is ready.
-    func pull(into frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        av_buffersink_get_frame(sink, frame) >= 0
     }
 }
 #endif

@@ -75,6 +75,29 @@ static inline void pk_gst_set_uint(gpointer object, const gchar *name, guint val
 static inline void pk_gst_set_double(gpointer object, const gchar *name, gdouble value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_string(gpointer object, const gchar *name, const gchar *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_object(gpointer object, const gchar *name, gpointer value) { g_object_set(object, name, value, NULL); }
+/** The clockwise quarter turn (0, 90, 180, 270) the image-orientation tag on `pad` asks for
+ *  (flipped variants included: "flip-rotate-90" turns the axes as "rotate-90" does); 0 when
+ *  no tag event there carries one. */
+static inline int pk_gst_pad_orientation_turn(GstPad *pad) {
+    int turn = 0;
+    for (guint index = 0; ; index++) {
+        GstEvent *event = gst_pad_get_sticky_event(pad, GST_EVENT_TAG, index);
+        if (!event) break;
+        GstTagList *tags = NULL;
+        gst_event_parse_tag(event, &tags);
+        gchar *orientation = NULL;
+        if (tags && gst_tag_list_get_string(tags, GST_TAG_IMAGE_ORIENTATION, &orientation) && orientation) {
+            const gchar *rotate = g_strrstr(orientation, "rotate-");
+            if (rotate) turn = (int)g_ascii_strtoll(rotate + 7, NULL, 10);
+            g_free(orientation);
+        }
+        gst_event_unref(event);
+    }
+    return (turn == 90 || turn == 180 || turn == 270) ? turn : 0;
+}
+
+/** Sets an enum property by its nick (e.g. "auto"). */
+static inline void pk_gst_set_enum_nick(gpointer object, const gchar *name, const gchar *nick) { gst_util_set_object_arg(G_OBJECT(object), name, nick); }
 static inline void pk_gst_set_caps(gpointer object, const gchar *name, GstCaps *value) { g_object_set(object, name, value, NULL); }
 static inline void pk_gst_set_structure(gpointer object, const gchar *name, GstStructure *value) { g_object_set(object, name, value, NULL); }
 

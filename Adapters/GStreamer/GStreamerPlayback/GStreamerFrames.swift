@@ -70,9 +70,18 @@ enum GStreamerFrames {
 
     /// The display size described by `caps`: the stored size with the pixel aspect applied.
     static func naturalSize(of caps: UnsafeMutablePointer<GstCaps>) -> VideoSize? {
+        naturalSize(of: caps, turnedBy: 0)
+    }
+
+    /// The display size of `caps`' pictures once turned clockwise by `turn` degrees, as
+    /// `videoflip` turns them: a quarter turn swaps the stored size and inverts the pixel aspect.
+    static func naturalSize(of caps: UnsafeMutablePointer<GstCaps>, turnedBy turn: Int) -> VideoSize? {
         guard let info = videoInfo(caps) else { return nil }
         let storage = VideoSize(width: Int(info.width), height: Int(info.height))
-        return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d))
+        guard (turn / 90) % 2 == 1 else {
+            return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d))
+        }
+        return VideoSize.display(storage: storage.turned(by: turn), pixelAspect: Int(info.par_d), Int(info.par_n))
     }
 
     /// The frames per second of video `caps`; nil when they give none (0/1: variable).

@@ -228,7 +228,14 @@ extension GStreamerPipeline {
             defer { gst_sample_unref(sample) }
             let undrawn = context.undrawnPictures.withLock { $0.sample(like: sample) }
             defer { if let undrawn { gst_sample_unref(undrawn) } }
-            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size, origin: context.timelineOrigin.get(), converter: converter)
+            let origin = context.timelineOrigin.get(), turn = context.uprightTurn.get()
+            if let undrawn, turn != 0 {
+                // The picture from before the overlay is also from before videoflip: turned here.
+                let upright = size ?? gst_sample_get_caps(sample).flatMap { GStreamerFrames.naturalSize(of: $0) }
+                return GStreamerFrames.thumbnail(of: undrawn, size: upright?.turned(by: turn), origin: origin, converter: converter)?
+                    .turned(by: turn)
+            }
+            return GStreamerFrames.thumbnail(of: undrawn ?? sample, size: size, origin: origin, converter: converter)
         } ?? nil
     }
 }

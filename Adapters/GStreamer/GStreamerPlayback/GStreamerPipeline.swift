@@ -104,6 +104,12 @@ final class GStreamerPipeline: @unchecked Sendable {
             sink = try makeFrameSinkBin(yuv: true, userData: userData)
         }
         pk_gst_set_object(playbin, "video-sink", sink)
+        // Turns pictures upright by the stream's orientation tag (a display matrix: phone
+        // recordings), as the other engines do; passes them through untouched otherwise.
+        if let flip = gst_element_factory_make("videoflip", "video-upright") {
+            pk_gst_set_enum_nick(flip, "video-direction", "auto")
+            pk_gst_set_object(playbin, "video-filter", flip)
+        }
         signalHandlers.append((UnsafeMutableRawPointer(playbin), pk_gst_connect_plain(playbin, "video-changed", { _, data in
             guard let data else { return }
             Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue().videoCapsChanged()
@@ -235,11 +241,14 @@ final class GStreamerPipeline: @unchecked Sendable {
     }
 
     /// The display size of the watched video stream as decoded now (its size with the pixel
-    /// aspect applied); nil without video. Loop thread.
+    /// aspect applied, turned as its orientation tag asks, as `videoflip` turns the pictures);
+    /// nil without video. Loop thread.
     func currentNaturalSize() -> VideoSize? {
         guard let pad = videoStreamPad?.pad, let caps = gst_pad_get_current_caps(pad) else { return nil }
         defer { gst_caps_unref(caps) }
-        return GStreamerFrames.naturalSize(of: caps)
+        let turn = Int(pk_gst_pad_orientation_turn(pad))
+        context.uprightTurn.set(turn)
+        return GStreamerFrames.naturalSize(of: caps, turnedBy: turn)
     }
 
     /// The decoded video stream's frames per second, from its caps; nil when unknown.
@@ -333,6 +342,9 @@ final class PipelineContext: @unchecked Sendable {
     /// moved by it, so that the media's timeline starts at 0 on every engine. Set once
     /// prerolled (`measureTimelineOrigin`), read by streaming threads.
     let timelineOrigin = Locked<TimeInterval>(0)
+    /// The clockwise turn `videoflip` gives the playing video stream's pictures (its
+    /// orientation tag), as last read on the loop thread.
+    let uprightTurn = Locked(0)
     /// Bytes the source element has handed downstream so far (a pad probe counts them).
     let bytesRead = Locked<Int64>(0)
     /// Probes on the source's pad, removed by the pipeline before it is destroyed.

@@ -7,8 +7,21 @@ import PlaybackKit
 enum MPVConfiguration {
     // MARK: - Core options
 
-    /// The options a core is created with for `source` and `options`, in the order they are set.
-    static func coreOptions(for source: MediaSource, options: PlaybackOptions) throws(PlaybackError) -> [(String, String)] {
+    /// The `vf` that turns pictures upright by `turn` degrees clockwise (libavfilter's
+    /// transpose, or a half turn by flipping both ways); nil for no turn.
+    static func uprightFilter(turn: Int) -> String? {
+        switch turn {
+        case 90: "lavfi=[transpose=dir=clock]"
+        case 180: "lavfi=[hflip,vflip]"
+        case 270: "lavfi=[transpose=dir=cclock]"
+        default: nil
+        }
+    }
+
+    /// The options a core is created with for `source` and `options`, in the order they are
+    /// set; `uprightTurn` is the clockwise turn the picture needs (its display matrix) when the
+    /// adapter turns it itself (see `MPVSession.uprightTurn`).
+    static func coreOptions(for source: MediaSource, options: PlaybackOptions, uprightTurn: Int? = nil) throws(PlaybackError) -> [(String, String)] {
         var list: [(String, String)] = [
             // A quiet, embedded core: no user configuration, scripts, terminal, OSD or input.
             ("config", "no"),
@@ -83,6 +96,12 @@ enum MPVConfiguration {
             // 1080p30 H.264, 6 CPU s for 20 s of video instead of 9.5.
             list.append(("sws-allow-zimg", "no"))
             list.append(("sws-fast", "yes"))
+            // libmpv's video output claims to turn pictures itself, which its software
+            // renderer cannot: a picture with a display matrix aborts the process there
+            // (mp_image_crop's assertion). mpv is told to leave the matrix alone, and the
+            // adapter's own filter turns the picture upright before it reaches the output.
+            list.append(("video-rotate", "no"))
+            if let filter = uprightTurn.flatMap(uprightFilter(turn:)) { list.append(("vf", filter)) }
         }
         if let cap = options.maxBufferBytes, cap > 0 {
             list.append(("demuxer-max-bytes", String(cap)))

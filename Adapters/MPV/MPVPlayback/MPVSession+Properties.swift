@@ -109,21 +109,40 @@ extension MPVSession {
         sink.bufferChanged(buffer)
     }
 
+    /// The display size of pictures stored at `stored` and shown at `display` (pixel aspect
+    /// applied, height kept) once turned upright by `rotation`: the upright picture's own
+    /// display size, its height kept, as the other engines give it (a quarter turn swaps the
+    /// stored size and inverts the pixel aspect).
+    static func uprightDisplaySize(display: VideoSize, stored: VideoSize?, rotation: Int) -> VideoSize {
+        guard (rotation / 90) % 2 == 1 else { return display }
+        guard let stored, !stored.isEmpty, display.width > 0 else { return display.turned(by: rotation) }
+        let width = (Double(stored.height) * Double(stored.width) / Double(display.width)).rounded()
+        return VideoSize(width: max(1, Int(width)), height: stored.width)
+    }
+
     /// Reads the display size (pixel aspect applied) and passes it on when it changed.
     func updateNaturalSize() {
         // The decoder's output parameters are known before the video output is configured
         // (dwidth/dheight only after), and the renderer needs the size for the first frame.
-        let width = handle.getInt("video-params/dw") ?? handle.getInt("dwidth") ?? 0
-        let height = handle.getInt("video-params/dh") ?? handle.getInt("dheight") ?? 0
-        guard width > 0, height > 0 else { return }
-        let size = VideoSize(width: width, height: height)
+        let decoded = handle.getInt("video-params/dw").flatMap { width in
+            handle.getInt("video-params/dh").map { VideoSize(width: width, height: $0) }
+        }
+        let stored = handle.getInt("video-params/w").flatMap { width in
+            handle.getInt("video-params/h").map { VideoSize(width: width, height: $0) }
+        }
+        // The decoder's parameters are the stored picture's, before it is turned upright: by
+        // the adapter's filter (`uprightTurn`), or else by mpv itself (`rotate`).
+        let rotation = decoded == nil ? 0 : uprightTurn ?? handle.getInt("video-params/rotate") ?? 0
+        let size = decoded.map { Self.uprightDisplaySize(display: $0, stored: stored, rotation: rotation) }
+            ?? VideoSize(width: handle.getInt("dwidth") ?? 0, height: handle.getInt("dheight") ?? 0)
+        guard !size.isEmpty else { return }
         guard size != naturalSize else { return }
         naturalSize = size
+        shared.withLock { $0.naturalSize = size }
         if let yuvOutput {
             // YUV pictures are drawn at the stored size (mpv stretches them, keepaspect=no).
             yuvOutput.displaySize.set(size)
-            renderer?.setTargetSize(VideoSize(width: handle.getInt("video-params/w") ?? width,
-                                              height: handle.getInt("video-params/h") ?? height))
+            renderer?.setTargetSize(stored?.turned(by: rotation) ?? size)
         } else {
             renderer?.setTargetSize(size)
         }

@@ -110,6 +110,9 @@ final class MPVSession: @unchecked Sendable {
         /// The mpv id of the selected subtitle track whose cues were read from its file (see
         /// `readCues`); nil: cues come from `sub-text` as mpv shows them.
         var cuesReadFor: String?
+        /// The display size last reported (mirrors the event thread's `naturalSize` for
+        /// thumbnails, which other threads take).
+        var naturalSize = VideoSize.zero
     }
 
     let handle: MPVHandle
@@ -118,6 +121,10 @@ final class MPVSession: @unchecked Sendable {
     let source: MediaSource
     private let options: PlaybackOptions
     let shared = Locked(Shared())
+    /// With the software render API, the clockwise turn the adapter's filter gives the
+    /// pictures (mpv's own is off there, see `MPVConfiguration.coreOptions`); nil when mpv
+    /// turns them itself (the null output, whose screenshots come turned).
+    let uprightTurn: Int?
     let frameTimes = MPVFrameTimes()
     /// Screenshots of the video output's frame for thumbnails without drawn pictures.
     let screenshots: MPVScreenshotTaker
@@ -163,7 +170,10 @@ final class MPVSession: @unchecked Sendable {
         self.source = source
         self.options = options
         self.sink = sink
-        let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options),
+        // A local file's turn, read from its header; remote media are shown as stored.
+        uprightTurn = MPVConfiguration.drawsThroughRenderAPI(options.videoOutput)
+            ? (source.isFile ? StreamProbe.videoRotation(source.url) ?? 0 : 0) : nil
+        let handle = try MPVHandle(options: MPVConfiguration.coreOptions(for: source, options: options, uprightTurn: uprightTurn),
                                    listOptions: MPVConfiguration.coreListOptions(for: source, options: options))
         self.handle = handle
         let frameTimes = self.frameTimes
@@ -287,7 +297,16 @@ final class MPVSession: @unchecked Sendable {
     /// frame the video output holds (the last one taken while the core is too busy to answer).
     func thumbnail() -> VideoFrame? {
         if let renderer, !thumbnailsAreScreenshots { return renderer.keptFrame() }
-        return screenshots.take()
+        guard let shot = screenshots.take() else { return nil }
+        // mpv sizes a screenshot of a turned anamorphic picture its own way (a 320x240 stream of
+        // pixel aspect 2:1 turned a quarter comes as 480x320): scaled to the display size the
+        // player reports, as the other engines' thumbnails are.
+        let natural = shared.get().naturalSize
+        guard !natural.isEmpty, shot.size != natural else { return shot }
+        return shot.pixels.withUnsafeBufferPointer { pixels in
+            PictureConverter().rgbaFrame(.rgba(pixels.baseAddress!, width: shot.width, height: shot.height, bytesPerRow: shot.bytesPerRow),
+                                         size: natural, presentationTime: shot.presentationTime)
+        } ?? shot
     }
 
     /// Whether thumbnails are screenshots: no picture is drawn, or the drawn one is at the

@@ -240,6 +240,12 @@ final class VLCMediaPlayer {
                 if summary.storageSize == nil, let video = track.video?.pointee, video.i_width > 0, video.i_height > 0 {
                     summary.storageSize = VideoSize(width: Int(video.i_width), height: Int(video.i_height))
                     summary.sampleAspect = (Int(video.i_sar_num), Int(video.i_sar_den))
+                    if VLCTrackSummary.swapsAxes(video.i_orientation) {
+                        // libVLC turns such pictures upright before they reach the video
+                        // output: they are drawn, and shown, with width and height swapped.
+                        summary.storageSize = summary.storageSize?.turned(by: 90)
+                        summary.sampleAspect = (summary.sampleAspect.1, summary.sampleAspect.0)
+                    }
                     if video.i_frame_rate_num > 0, video.i_frame_rate_den > 0 {
                         summary.frameRate = Double(video.i_frame_rate_num) / Double(video.i_frame_rate_den)
                     }
@@ -267,6 +273,16 @@ struct VLCTrackSummary: Sendable, Equatable {
     var displaySize: VideoSize? {
         guard let storageSize else { return nil }
         return VideoSize.display(storage: storageSize, pixelAspect: sampleAspect.0, sampleAspect.1)
+    }
+
+    /// Whether pictures of `orientation` are shown with their axes swapped (turned a quarter
+    /// turn, transposed or anti-transposed).
+    static func swapsAxes(_ orientation: libvlc_video_orient_t) -> Bool {
+        switch orientation {
+        case libvlc_video_orient_left_top, libvlc_video_orient_left_bottom,
+             libvlc_video_orient_right_top, libvlc_video_orient_right_bottom: true
+        default: false
+        }
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool {

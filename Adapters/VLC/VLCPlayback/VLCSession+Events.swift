@@ -169,7 +169,7 @@ extension VLCSession {
         if storage == nil, let probed = probe?.streams.first(where: { $0.kind == .video }) {
             // A local file whose streams libVLC does not list (MPEG program streams): the
             // container's sizes, as libavformat read them (libVLC draws the picture padded).
-            storage = probed.pictureSize
+            storage = probed.pictureSize?.turned(by: probed.rotation)
             display = probed.displaySize
         }
         guard let storage, let display else { return nil }
