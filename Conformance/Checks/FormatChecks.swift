@@ -58,8 +58,38 @@ enum FormatChecks {
         FormatClip(file: "av1-opus.mkv", video: "AV1", audio: "Opus", container: "Matroska"),
     ]
 
-    /// One check per clip, in the order of `clips`.
-    static let all: [Check] = clips.map { clip in
+    /// One check per clip, in the order of `clips`, then the first pictures of them all.
+    static let all: [Check] = clips.map(sweepCheck) + [firstPicture]
+
+    /// The first picture `.frames` gets of each clip with video: the start's, stamped 0 (a
+    /// stream whose timestamps start late, as MPEG program and transport streams do, included).
+    static let firstPicture = Check(
+        "format.first-picture",
+        "the first .frames picture of each clip of the format sweep with video comes within 2 s of prepareToPlay(), shows frame 0 and is stamped 0 (± 1 ms), as the media's timeline starts at 0 on every engine",
+        timeout: 40
+    ) { context in
+        // Every clip is tried; the failure names each one that failed.
+        var problems: [String] = []
+        for clip in clips where clip.video != nil {
+            let p = try context.player(url: try fixture(context, clip), frames: true)
+            defer { p.player.shutdown() }
+            p.player.prepareToPlay()
+            guard await p.frames!.waitUntil(count: 1, timeout: 2), let first = p.frames!.records.first else {
+                problems.append("\(clip.path): no .frames picture within 2 s of prepareToPlay()")
+                continue
+            }
+            if first.number != 0 {
+                problems.append("\(clip.path): the first .frames picture shows frame \(first.number.map(String.init) ?? "unreadable"), expected 0")
+            } else if abs(first.presentationTime) > 0.001 {
+                problems.append("\(clip.path): the first .frames picture is stamped \(format(first.presentationTime)) s, expected 0 (the media's start)")
+            }
+            p.player.shutdown()
+        }
+        try expect(problems.isEmpty, problems.joined(separator: "; "))
+    }
+
+    /// The sweep of one clip, as a check.
+    static func sweepCheck(_ clip: FormatClip) -> Check {
         Check(clip.checkName, "\(clip.label) (\(clip.path)): prepares with duration 3 s and its size, starts within 0.3 s, plays at real time, seeks playing and paused, ends once",
               timeout: 20) { context in
             do {

@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// Natural size, size changes, thumbnails, `.frames` order.
 enum PictureChecks {
-    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder]
+    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder, interlaced]
 
     /// Prepares `fixture` and checks `naturalSize` and the `.naturalSizeAvailable` event.
     static func expectSize(_ context: CheckContext, _ fixture: String, _ expected: VideoSize) async throws {
@@ -162,6 +162,27 @@ enum PictureChecks {
                    "after the seek to \(format(seekWhilePlayingTarget)) s while playing the first frame delivered from there is \(numbers[landing]), expected \(targetFrame)")
         try expectFewGaps(Array(numbers[..<landing]))
         try expectFewGaps(Array(numbers[landing...]))
+    }
+
+    static let interlaced = Check(
+        "picture.interlaced",
+        "an interlaced-coded clip (interlaced.mp4: H.264, top field first, 25 frames a second): .frames hands on one picture per coded frame, as decoded, not one per field: over 1.5 s of playing the frame numbers rise by one from picture to picture and the times 40 ms apart"
+    ) { context in
+        let p = try context.player("interlaced.mp4", frames: true)
+        try await p.prepare()
+        let mark = p.frames!.count
+        try await p.play()
+        try await observe(for: 1.5)
+        try await p.pause()
+        let pictures = p.frames!.records.dropFirst(mark).filter { $0.number != nil }
+        try expect(pictures.count >= 30, "\(pictures.count) numbered pictures in 1.5 s of playing, expected about 37")
+        for (previous, next) in zip(pictures, pictures.dropFirst()) {
+            if next.number == previous.number, previous.presentationTime == next.presentationTime { continue }  // the prepared picture again
+            try expect(next.number! - previous.number! == 1 || next.number! - previous.number! == 2,
+                       "frame \(previous.number!) at \(format(previous.presentationTime)) s, then frame \(next.number!) at \(format(next.presentationTime)) s: one picture per coded frame is expected (a field rate doubles the pictures)")
+            let step = next.presentationTime - previous.presentationTime
+            try expect(step >= 0.035, "pictures \(format(step)) s apart (frames \(previous.number!) and \(next.number!)), expected 40 ms: one picture per coded frame")
+        }
     }
 
     /// Fails unless the pictures' times rise (the first picture may be presented again when

@@ -138,6 +138,9 @@ enum FixtureClips {
             "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-g", "50", "-bf", "2",
             "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2", "-t", "4",
         ]),
+        // Interlaced coding (H.264, top field first, 25 frames a second) of the numbered
+        // picture: one picture per coded frame, not one per field, is what is handed on.
+        video("interlaced.mp4", seconds: 3, width: 320, height: 240, ["-flags", "+ildct+ilme", "-x264-params", "tff=1"]),
         // The size changes mid-stream: 2 s at 320x240, then 2 s at 480x360, in one MPEG-TS.
         video(sizeChangeParts[0], seconds: 2, width: 320, height: 240, ["-bsf:v", "h264_mp4toannexb", "-f", "mpegts"]),
         video(sizeChangeParts[1], seconds: 2, width: 480, height: 360,

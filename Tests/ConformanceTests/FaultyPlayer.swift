@@ -66,6 +66,12 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// `.frames` drops a picture that looks like the one before, as an engine that takes
         /// every such picture for a redisplay would (a still scene then stops).
         case dropsLikeFrames
+        /// The first `.frames` picture carries the stream's own time, 0.78 s late, as an engine
+        /// that stamps it before it knows where the media's timeline starts would.
+        case stampsFirstFrameLate
+        /// `.frames` hands each picture on twice, the second 20 ms later, as an engine that
+        /// deinterlaces to the field rate would.
+        case doublesPictures
         /// selectTrack(id:) is dropped.
         case ignoresTrackSelection
         /// `.subtitleChanged` reaches the app 300 ms late.
@@ -181,6 +187,26 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                     return previous == frame.pixels
                 }
                 if !alike { handler(frame) }
+            }
+        }
+        if fault == .stampsFirstFrameLate, case .frames(let viewport, let handler) = options.videoOutput {
+            let stamped = Locked(false)
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                var frame = frame
+                let first = stamped.withLock { done -> Bool in
+                    defer { done = true }
+                    return !done
+                }
+                if first { frame.presentationTime += 0.78 }
+                handler(frame)
+            }
+        }
+        if fault == .doublesPictures, case .frames(let viewport, let handler) = options.videoOutput {
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                handler(frame)
+                var field = frame
+                field.presentationTime += 0.02
+                handler(field)
             }
         }
         if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }

@@ -51,6 +51,9 @@ final class RetainedSample: @unchecked Sendable {
 
     deinit { gst_sample_unref(sample) }
 
+    /// Calls `body` with the sample, which stays valid for the call.
+    func withSample<T>(_ body: (OpaquePointer) -> T) -> T { body(sample) }
+
     /// Calls `body` with the picture as a `YUVFrame` over the buffer's planes (mapped for the
     /// call); nil if it is not I420 or NV12.
     func withYUVFrame<T>(converter: YUVFrameConverter, _ body: (YUVFrame) -> T) -> T? {

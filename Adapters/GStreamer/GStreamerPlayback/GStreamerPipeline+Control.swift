@@ -139,9 +139,27 @@ extension GStreamerPipeline {
     /// the start (see `PipelineContext.timelineOrigin`); a live source keeps 0. Call once
     /// prerolled, before any seek.
     func measureTimelineOrigin(live: Bool) {
-        let start = live ? 0 : timeQuery(gst_element_query_position) ?? 0
-        context.timelineOrigin.set(start)
+        var start = live ? 0 : timeQuery(gst_element_query_position) ?? 0
+        if !live, let picture = firstPictureStart(), picture.time > start, picture.time - start < picture.frame {
+            // Muxers shift every stream by an audio encoder's delay (Opus's pre-skip, AAC's
+            // priming): a first picture within a frame of the start is the start, as on the
+            // other engines (the FFmpeg engine's reader does the same).
+            start = picture.time
+        }
+        context.setTimelineOrigin(start)
         if start > 0 { PlaybackLog.log(.debug, "gstreamer", "the media starts \(start) s into the stream's timeline") }
+    }
+
+    /// The stream time of the video sink's prerolled picture, and how long a frame lasts (its
+    /// caps' rate; 50 ms without one); nil without a picture.
+    private func firstPictureStart() -> (time: TimeInterval, frame: TimeInterval)? {
+        withPlaybin { playbin -> (time: TimeInterval, frame: TimeInterval)? in
+            guard let sample = pk_gst_get_sample(playbin, "sample") else { return nil }
+            defer { gst_sample_unref(sample) }
+            guard let time = GStreamerFrames.presentationTime(of: sample, origin: 0) else { return nil }
+            let rate = gst_sample_get_caps(sample).flatMap { GStreamerFrames.frameRate(of: $0) }
+            return (time, rate.map { 1 / $0 } ?? 0.05)
+        } ?? nil
     }
 
     /// A position or duration query in time on the playbin, in seconds.

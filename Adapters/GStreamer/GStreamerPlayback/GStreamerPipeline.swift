@@ -104,6 +104,10 @@ final class GStreamerPipeline: @unchecked Sendable {
             sink = try makeFrameSinkBin(yuv: true, userData: userData)
         }
         pk_gst_set_object(playbin, "video-sink", sink)
+        // Interlaced pictures are handed on as decoded (both fields woven into one picture, one
+        // per coded frame), as the other engines hand them on: playsink's deinterlacer (on by
+        // default) doubles the rate (50 pictures a second for 25i) and blends the fields.
+        pk_gst_set_uint(playbin, "flags", pk_gst_get_uint(playbin, "flags") & ~Self.deinterlaceFlag)
         // Turns pictures upright by the stream's orientation tag (a display matrix: phone
         // recordings), as the other engines do; passes them through untouched otherwise.
         if let flip = gst_element_factory_make("videoflip", "video-upright") {
@@ -155,7 +159,9 @@ final class GStreamerPipeline: @unchecked Sendable {
         let sample = preroll ? gst_app_sink_pull_preroll(appSink) : gst_app_sink_pull_sample(appSink)
         guard let sample else { return GST_FLOW_OK }
         let context = Unmanaged<PipelineContext>.fromOpaque(data).takeUnretainedValue()
-        context.sample(PipelineSample(sample, origin: context.timelineOrigin.get()), preroll)
+        if !(preroll && context.holdsFirstPreroll(sample)) {
+            context.sample(PipelineSample(sample, origin: context.timelineOrigin.get()), preroll)
+        }
         gst_sample_unref(sample)
         return GST_FLOW_OK
     }
@@ -176,6 +182,9 @@ final class GStreamerPipeline: @unchecked Sendable {
             pk_gst_set_object(playbin, "audio-filter", tempo)
         }
     }
+
+    /// playbin's GST_PLAY_FLAG_DEINTERLACE.
+    private static let deinterlaceFlag: guint = 0x200
 
     private static func make(_ factory: String, _ name: String?, package: String) throws -> UnsafeMutablePointer<GstElement> {
         guard let element = gst_element_factory_make(factory, name) else {
@@ -342,6 +351,10 @@ final class PipelineContext: @unchecked Sendable {
     /// moved by it, so that the media's timeline starts at 0 on every engine. Set once
     /// prerolled (`measureTimelineOrigin`), read by streaming threads.
     let timelineOrigin = Locked<TimeInterval>(0)
+    /// Whether `timelineOrigin` is measured yet, and the first prerolled picture, held until
+    /// it is: stamped before, it would carry the stream's own time (0.78 s for an MPEG-TS
+    /// whose first picture is at 0).
+    private let firstPreroll = Locked<(measured: Bool, held: RetainedSample?)>((false, nil))
     /// The clockwise turn `videoflip` gives the playing video stream's pictures (its
     /// orientation tag), as last read on the loop thread.
     let uprightTurn = Locked(0)
@@ -476,6 +489,29 @@ extension GStreamerPipeline {
         guard let text = gst_version_string() else { return "GStreamer" }
         defer { g_free(text) }
         return String(cString: text)
+    }
+}
+extension PipelineContext {
+    /// Holds the prerolled `sample` (a reference of its own) while the timeline's origin is
+    /// not measured yet; false once it is (the sample is then handed on at once).
+    func holdsFirstPreroll(_ sample: OpaquePointer) -> Bool {
+        firstPreroll.withLock { state in
+            guard !state.measured else { return false }
+            state.held = RetainedSample(sample, origin: 0)
+            return true
+        }
+    }
+
+    /// Sets where the media starts on the stream's timeline, and hands on the prerolled
+    /// picture held until then, stamped from it (on the calling thread).
+    func setTimelineOrigin(_ origin: TimeInterval) {
+        timelineOrigin.set(origin)
+        let held = firstPreroll.withLock { state -> RetainedSample? in
+            state.measured = true
+            defer { state.held = nil }
+            return state.held
+        }
+        held?.withSample { self.sample(PipelineSample($0, origin: origin), true) }
     }
 }
 #endif

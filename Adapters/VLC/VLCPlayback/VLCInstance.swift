@@ -12,11 +12,15 @@ final class VLCInstance: @unchecked Sendable {
     let handle: OpaquePointer
 
     /// Arguments for a headless instance that also works as root: no Xlib threading, no on-video
-    /// titles or OSD, no subtitle files found beside the media, no config files, software decoding, nothing printed.
+    /// titles or OSD, no subtitle files found beside the media, no config files, software decoding,
+    /// no deinterlacing, nothing printed.
     static let arguments = [
         "--no-xlib", "--no-video-title-show", "--no-osd", "--no-snapshot-preview",
         "--no-sub-autodetect-file", "--ignore-config",
         "--avcodec-hw=none", "--no-metadata-network-access",
+        // Interlaced pictures are handed on as decoded (fields woven), as the other engines
+        // hand them on: libVLC deinterlaces them by default.
+        "--deinterlace=0",
         // Also quiets libavcodec's own printing to stderr; libVLC's log still reaches the
         // callback below.
         "--quiet",
