@@ -87,7 +87,7 @@ package struct StreamProbe: Sendable, Equatable {
                 frameRate: kind == .video ? frameRate(stream.pointee.avg_frame_rate) ?? frameRate(stream.pointee.r_frame_rate) : nil,
                 pictureSize: picture,
                 displaySize: picture.map {
-                    VideoSize.display(storage: $0, pixelAspect: Int(aspect.num), Int(aspect.den)).turned(by: rotation)
+                    VideoSize.display(storage: $0, pixelAspect: Int(aspect.num), Int(aspect.den), turnedBy: rotation)
                 },
                 rotation: rotation))
         }

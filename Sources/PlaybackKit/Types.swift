@@ -102,6 +102,14 @@ public struct VideoSize: Sendable, Equatable, Hashable, CustomStringConvertible 
         (degrees / 90) % 2 == 0 ? self : VideoSize(width: height, height: width)
     }
 
+    /// The display size of `storage` pixels of pixel aspect `num:den` once turned clockwise by
+    /// `degrees`: a quarter turn swaps the stored size and inverts the pixel aspect, and the
+    /// upright picture's width is then stretched as any picture's (its height kept).
+    public static func display(storage: VideoSize, pixelAspect num: Int, _ den: Int, turnedBy degrees: Int) -> VideoSize {
+        guard (degrees / 90) % 2 == 1 else { return display(storage: storage, pixelAspect: num, den) }
+        return display(storage: storage.turned(by: degrees), pixelAspect: den, num)
+    }
+
     /// The display size of `storage` pixels with the sample (pixel) aspect ratio `num:den`
     /// applied: the width is stretched or shrunk, the height kept, as players display it.
     public static func display(storage: VideoSize, pixelAspect num: Int, _ den: Int) -> VideoSize {

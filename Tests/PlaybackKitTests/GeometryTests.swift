@@ -72,6 +72,13 @@ import Testing
         #expect(size.turned(by: 0) == size)
     }
 
+    @Test func turnedDisplaySizeKeepsTheUprightHeight() {
+        let stored = VideoSize(width: 320, height: 240)
+        #expect(VideoSize.display(storage: stored, pixelAspect: 2, 1, turnedBy: 90) == VideoSize(width: 120, height: 320))
+        #expect(VideoSize.display(storage: stored, pixelAspect: 2, 1, turnedBy: 180) == VideoSize(width: 640, height: 240))
+        #expect(VideoSize.display(storage: stored, pixelAspect: 0, 1, turnedBy: 270) == VideoSize(width: 240, height: 320))
+    }
+
     @Test func picturesTurnClockwise() {
         let picture = numbered()
         // 0 1 2      3 0      5 4 3      2 5

@@ -212,10 +212,11 @@ extension FFmpegSession {
                     let videoStart = Double(stream.pointee.start_time) * pk_av_q2d(videoTimeBase)
                     if videoStart > startTime, videoStart - startTime < videoFrameDuration { startTime = videoStart }
                 }
-                videoAspect = Self.uprightAspect(av_guess_sample_aspect_ratio(context, stream, nil), rotation: videoDecoder?.rotation ?? 0)
-                naturalSize = Self.displaySize(width: stream.pointee.codecpar.pointee.width,
-                                               height: stream.pointee.codecpar.pointee.height,
-                                               rotation: videoDecoder?.rotation ?? 0, aspect: videoAspect)
+                let storedAspect = av_guess_sample_aspect_ratio(context, stream, nil), rotation = videoDecoder?.rotation ?? 0
+                videoAspect = Self.uprightAspect(storedAspect, rotation: rotation)
+                naturalSize = VideoSize.display(storage: VideoSize(width: Int(stream.pointee.codecpar.pointee.width),
+                                                                   height: Int(stream.pointee.codecpar.pointee.height)),
+                                                pixelAspect: Int(storedAspect.num), Int(storedAspect.den), turnedBy: rotation)
             } catch { firstError = error }
         }
         if audioIndex >= 0 {
@@ -251,13 +252,6 @@ extension FFmpegSession {
     static func displaySize(width: Int32, height: Int32, aspect: AVRational) -> VideoSize {
         VideoSize.display(storage: VideoSize(width: Int(width), height: Int(height)),
                           pixelAspect: Int(aspect.num), Int(aspect.den))
-    }
-
-    /// The display size of a stream's stored `width` x `height` pictures once turned upright
-    /// by `rotation`, `aspect` being the upright pictures' pixel aspect.
-    static func displaySize(width: Int32, height: Int32, rotation: Int, aspect: AVRational) -> VideoSize {
-        let upright = VideoSize(width: Int(width), height: Int(height)).turned(by: rotation)
-        return VideoSize.display(storage: upright, pixelAspect: Int(aspect.num), Int(aspect.den))
     }
 
     /// The pixel aspect of a stream's pictures once turned upright by `rotation`: a quarter

@@ -81,10 +81,7 @@ enum GStreamerFrames {
     static func naturalSize(of caps: UnsafeMutablePointer<GstCaps>, turnedBy turn: Int) -> VideoSize? {
         guard let info = videoInfo(caps) else { return nil }
         let storage = VideoSize(width: Int(info.width), height: Int(info.height))
-        guard (turn / 90) % 2 == 1 else {
-            return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d))
-        }
-        return VideoSize.display(storage: storage.turned(by: turn), pixelAspect: Int(info.par_d), Int(info.par_n))
+        return VideoSize.display(storage: storage, pixelAspect: Int(info.par_n), Int(info.par_d), turnedBy: turn)
     }
 
     /// The frames per second of video `caps`; nil when they give none (0/1: variable).

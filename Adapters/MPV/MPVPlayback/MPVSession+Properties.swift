@@ -110,14 +110,13 @@ extension MPVSession {
     }
 
     /// The display size of pictures stored at `stored` and shown at `display` (pixel aspect
-    /// applied, height kept) once turned upright by `rotation`: the upright picture's own
-    /// display size, its height kept, as the other engines give it (a quarter turn swaps the
-    /// stored size and inverts the pixel aspect).
+    /// applied, height kept) once turned upright by `rotation`, as every engine gives it
+    /// (`VideoSize.display(storage:pixelAspect:_:turnedBy:)`, the pixel aspect being the ratio
+    /// of the two widths).
     static func uprightDisplaySize(display: VideoSize, stored: VideoSize?, rotation: Int) -> VideoSize {
         guard (rotation / 90) % 2 == 1 else { return display }
         guard let stored, !stored.isEmpty, display.width > 0 else { return display.turned(by: rotation) }
-        let width = (Double(stored.height) * Double(stored.width) / Double(display.width)).rounded()
-        return VideoSize(width: max(1, Int(width)), height: stored.width)
+        return VideoSize.display(storage: stored, pixelAspect: display.width, stored.width, turnedBy: rotation)
     }
 
     /// Reads the display size (pixel aspect applied) and passes it on when it changed.
