@@ -206,8 +206,11 @@ final class GStreamerSession: @unchecked Sendable {
                 relay.set(started)
                 uri = started.location
             }
+            // A local file the probe read turns its pictures only when a video stream says
+            // so; anything else (remote, or unreadable to the probe) may.
+            let turnsUpright = probe.map { $0.streams.contains { $0.kind == .video && $0.rotation != 0 } } ?? true
             made = try GStreamerPipeline(
-                uri: uri, options: options, sourceIsRemote: source.isHTTP,
+                uri: uri, options: options, sourceIsRemote: source.isHTTP, turnsUpright: turnsUpright,
                 policy: ReferencePolicy(source: source, options: options), loopContext: context,
                 onMessage: { [weak self] message in self?.handle(message) },
                 onVideoCapsChanged: { [weak self] in
