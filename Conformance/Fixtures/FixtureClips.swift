@@ -124,6 +124,14 @@ enum FixtureClips {
         withAudio("short.mp4", seconds: 3, width: 320, height: 240),
         // Video only (no audio stream at all).
         video("video-only.mp4", seconds: 6, width: 320, height: 240),
+        // 2 s of the numbered picture with 3 s of sound: the picture ends a second before
+        // the sound (its last frame, 49, at 1.96 s).
+        FixtureJob(output: "video-ends-early.mp4", arguments: [
+            "-f", "lavfi", "-i", "color=c=gray:s=320x240:r=25:d=2,format=yuv420p",
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3",
+            "-vf", numberedPicture, "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-g", "50", "-bf", "2",
+            "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2",
+        ]),
         // Audio only.
         FixtureJob(output: "audio-only.m4a", arguments: [
             "-f", "lavfi", "-i", "sine=frequency=660:sample_rate=48000:duration=6", "-c:a", "aac", "-b:a", "96k", "-ac", "2",

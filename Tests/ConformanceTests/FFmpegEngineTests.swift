@@ -267,6 +267,31 @@ struct FFmpegEngineTests {
         #expect(error.code == code, "\(name): \(error)")
     }
 
+    @Test("a seek past the picture's end, into the sound after it, shows the last picture: opened there, and paused")
+    func seekPastPictureEnd() async throws {
+        let p = try player("video-ends-early.mp4")
+        defer { p.shutdown() }
+        let events = EventRecorder(p)
+        // Asked before prepare, the engine opens there: it waited without end for a picture
+        // after the target while the sound filled its queue.
+        p.currentPlaybackTime = 2.5
+        p.prepareToPlay()
+        _ = try await events.waitForPrepared(timeout: 5)
+        let opened = try #require(p.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: opened) == 49, "opened at 2.5 s the picture is frame \(FramePattern.frameNumber(in: opened) ?? -1)")
+        #expect(abs(opened.presentationTime - FramePattern.time(ofFrame: 49)) < 0.002, "opened at 2.5 s: \(opened.presentationTime) s")
+        var mark = events.mark
+        p.currentPlaybackTime = 1.0
+        _ = try await events.waitForSeekCompleted(since: mark, timeout: 5)
+        #expect(p.thumbnailAtCurrentTime().flatMap { FramePattern.frameNumber(in: $0) } == 25)
+        // Paused: nothing takes the sound after the target either.
+        mark = events.mark
+        p.currentPlaybackTime = 2.6
+        _ = try await events.waitForSeekCompleted(since: mark, timeout: 5)
+        let paused = try #require(p.thumbnailAtCurrentTime())
+        #expect(FramePattern.frameNumber(in: paused) == 49, "paused at 2.6 s the picture is frame \(FramePattern.frameNumber(in: paused) ?? -1), the one before the seek was 25")
+    }
+
     @Test("a file that opens but where nothing decodes fails with a decode error")
     func nothingDecodes() async throws {
         let url = try undecodableCopy()

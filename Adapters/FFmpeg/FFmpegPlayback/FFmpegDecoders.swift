@@ -12,7 +12,21 @@ extension FFmpegSession {
         var lastTime = -first.frameDuration
         var lastSerial = 0
         var upright: UprightFilter?
-        decodeLoop(first, video: true) { frame, decoderSerial, decoder in
+        // The last picture an accurate seek skipped: shown when nothing comes after the target
+        // (a target past the video's end, the sound going on), instead of the picture before.
+        let skipped = OwnedFrame()
+        var skippedAt: (serial: Int, time: Double, duration: Double)?
+        decodeLoop(first, video: true, drained: { decoderSerial in
+            guard let held = skippedAt, held.serial == decoderSerial else { return }
+            skippedAt = nil
+            lock.withLock {
+                guard decoderSerial == serial, discardBefore?.serial == decoderSerial, !aborted else { return }
+                while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
+                guard !aborted, decoderSerial == serial else { return }
+                videoFrames.push(skipped.frame, serial: decoderSerial, time: held.time, duration: held.duration)
+                videoFramesDecoded += 1
+            }
+        }) { frame, decoderSerial, decoder in
             let frameDuration = decoder.frameDuration
             // A frame without a time follows the one before, in the same serial; the first
             // after a seek has no "before": its decoding time stands in.
@@ -35,8 +49,18 @@ extension FFmpegSession {
             }
             return lock.withLock {
                 if wouldDiscard(time: time, span: frameDuration, serial: decoderSerial) {
-                    av_frame_unref(frame)
+                    av_frame_unref(skipped.frame)
+                    if decoderSerial == serial {
+                        av_frame_move_ref(skipped.frame, frame)
+                        skippedAt = (decoderSerial, time, frameDuration)
+                    } else {
+                        av_frame_unref(frame)
+                    }
                     return !aborted
+                }
+                if skippedAt != nil {
+                    av_frame_unref(skipped.frame)
+                    skippedAt = nil
                 }
                 while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
                 if aborted { return false }
@@ -202,7 +226,7 @@ extension FFmpegSession {
     /// switch marker hands the packets after it to another decoder (a track switch).
     /// `deliver` takes each decoded frame (and must leave it empty) with its serial and
     /// decoder; false stops the loop.
-    private func decodeLoop(_ first: CodecDecoder, video: Bool,
+    private func decodeLoop(_ first: CodecDecoder, video: Bool, drained: (Int) -> Void = { _ in },
                             deliver: (UnsafeMutablePointer<AVFrame>, Int, CodecDecoder) -> Bool) {
         var decoder = first
         var context = decoder.context
@@ -238,6 +262,7 @@ extension FFmpegSession {
                 if status == pk_av_error_eagain() { break }
                 if status == pk_av_error_eof() {
                     avcodec_flush_buffers(context)
+                    drained(decoderSerial)
                     lock.withLock {
                         if video { videoDecoderFinished = decoderSerial } else { audioDecoderFinished = decoderSerial }
                         presenterWake.broadcast()

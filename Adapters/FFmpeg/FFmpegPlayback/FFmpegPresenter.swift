@@ -73,7 +73,10 @@ extension FFmpegSession {
                 completeSeek(at: slot.time, state: state)
                 return
             }
-            if readerAtEnd, videoDrained, audioDecoderDoneOrAbsent {
+            // Nothing decodes after the target: every stream ended, or the video did. The sound
+            // after the video's end is not waited for: before prepared or paused nothing takes
+            // it, and its decoder stops once the queue is full.
+            if videoDrained, hasVideo || (readerAtEnd && audioDecoderDoneOrAbsent) {
                 if !prepared {
                     // Opened at a position after the last frame: open at the start instead
                     // (prepare then reports no start position and the player seeks).
