@@ -30,6 +30,26 @@ struct MPVAdapterTests {
         #expect(FramePattern.frameNumber(in: thumbnail) == 0)
     }
 
+    @Test("the timeline starts at the first picture: WebM whose Opus starts 7 ms before it, MPEG-TS 21 ms after the sound")
+    func timelineStartsAtFirstPicture() async throws {
+        for name in ["formats/vp9-opus.webm", "formats/h264-aac.ts"] {
+            let player = try mpvPlayer(name)
+            defer { player.shutdown() }
+            let events = try await EventRecorder.prepared(player)
+            let first = try #require(player.thumbnailAtCurrentTime(), "\(name): no picture once prepared")
+            #expect(first.presentationTime == 0, "\(name): the first picture is at \(first.presentationTime) s")
+            // A seek to a picture's own time shows that picture, as on every engine (mpv's own
+            // time of frame 25 is 7 or 21 ms later).
+            let mark = events.mark
+            player.currentPlaybackTime = 1.0
+            let reached = try await events.waitForSeekCompleted(since: mark, timeout: 5)
+            #expect(abs(reached - 1.0) <= 0.002, "\(name): the seek to 1 s reached \(reached) s")
+            let shown = try #require(player.thumbnailAtCurrentTime())
+            #expect(FramePattern.frameNumber(in: shown) == 25, "\(name): at 1 s the picture is frame \(FramePattern.frameNumber(in: shown) ?? -1)")
+            #expect(abs(shown.presentationTime - 1.0) <= 0.002, "\(name): the picture at 1 s says \(shown.presentationTime) s")
+        }
+    }
+
     @Test("anamorphic video has its display size 480x240")
     func anamorphic() async throws {
         let player = try mpvPlayer("anamorphic.mp4")

@@ -24,7 +24,7 @@ extension MPVSession {
             if prepared, !paused, !eofReached, !endJump, shared.get().seek == nil {
                 lastPlayedPosition = time
                 lastPlayedAt = monotonicSeconds()
-                sink.position(time)
+                sink.position(mediaTime(time))
             }
         case .pause:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
@@ -106,7 +106,9 @@ extension MPVSession {
     }
 
     func reportBuffer() {
-        sink.bufferChanged(buffer)
+        var status = buffer
+        status.playableDuration = mediaTime(status.playableDuration)
+        sink.bufferChanged(status)
     }
 
     /// The display size of pictures stored at `stored` and shown at `display` (pixel aspect

@@ -161,6 +161,13 @@ final class MPVSession: @unchecked Sendable {
     /// A failure waiting for mpv's error lines, which arrive after the event that ends the file.
     private var pendingFailure: (error: () -> PlaybackError, since: Double)?
     var buffer = EngineBufferStatus(playableDuration: 0, bufferingProgress: 0, bytesTransferred: 0)
+    /// Where the media starts on mpv's timeline, seconds: mpv counts from the container's
+    /// start (0 in Matroska, the first timestamp of an MPEG stream), where the first picture
+    /// can come a little later (7 ms in WebM with Opus, whose audio starts before it; 21 ms in
+    /// MPEG-TS). A first picture within a frame of mpv's 0 is the media's start, as on every
+    /// engine: every time reported is mpv's less this, every seek target this more. Set once
+    /// prepared (event thread), read by the render thread.
+    let timelineOrigin = Locked<TimeInterval>(0)
 
     // MARK: - Lifecycle
 
@@ -237,7 +244,7 @@ final class MPVSession: @unchecked Sendable {
     /// the audio or repeats the target: a paused seek there goes to just after the start of
     /// the frame before instead, which shows the frame at the target.
     func seek(to seconds: TimeInterval, accurate: Bool) {
-        let target = max(0, seconds)
+        let target = max(0, seconds) + timelineOrigin.get()
         var sent = target
         let paused = shared.get().pauseRequested
         if accurate, hasVideo, paused, duration > 0, let rate = handle.nominalFrameRate() {
@@ -255,6 +262,12 @@ final class MPVSession: @unchecked Sendable {
             }
             state.seek = request
             return id
+        }
+        if paused, accurate {
+            // The frame a paused seek draws is the target's: mpv's position may come after it
+            // is drawn (more than the wait for a sample when the machine is busy), and the last
+            // sample before is of the old frame.
+            frameTimes.record(target)
         }
         let argument = String(cFormat: "%.6f", sent)
         handle.commandAsync(["seek", argument, accurate ? "absolute+exact" : "absolute+keyframes"], replyID: id)
@@ -297,7 +310,8 @@ final class MPVSession: @unchecked Sendable {
     /// frame the video output holds (the last one taken while the core is too busy to answer).
     func thumbnail() -> VideoFrame? {
         if let renderer, !thumbnailsAreScreenshots { return renderer.keptFrame() }
-        guard let shot = screenshots.take() else { return nil }
+        guard var shot = screenshots.take() else { return nil }
+        shot.presentationTime = mediaTime(shot.presentationTime)
         // mpv sizes a screenshot of a turned anamorphic picture its own way (a 320x240 stream of
         // pixel aspect 2:1 turned a quarter comes as 480x320): scaled to the display size the
         // player reports, as the other engines' thumbnails are.
@@ -327,7 +341,12 @@ final class MPVSession: @unchecked Sendable {
     /// The media time of the picture mpv asked to be drawn at `requestedAt`.
     fileprivate func stamp(requestedAt: TimeInterval, isNewFrame: Bool) -> TimeInterval {
         // Before prepared the core is paused at the start: no later sample is coming.
-        frameTimes.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame, waitsForSample: shared.get().prepareReported)
+        mediaTime(frameTimes.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame, waitsForSample: shared.get().prepareReported))
+    }
+
+    /// A time on mpv's timeline as a time of the media (see `timelineOrigin`).
+    func mediaTime(_ mpvTime: TimeInterval) -> TimeInterval {
+        max(0, mpvTime - timelineOrigin.get())
     }
 
     /// A picture the renderer drew and keeps (for thumbnails and redraws; with `.yuvFrames`,
@@ -485,7 +504,7 @@ final class MPVSession: @unchecked Sendable {
         if failedSeek {
             // mpv refused the seek (e.g. an unseekable stream): it lands where playback is.
             PlaybackLog.log(.warning, "mpv", "seek: \(MPVHandle.describe(status))")
-            sink.seekCompleted(handle.getDouble("time-pos") ?? frameTimes.latest)
+            sink.seekCompleted(mediaTime(handle.getDouble("time-pos") ?? frameTimes.latest))
         }
     }
 
@@ -562,8 +581,9 @@ final class MPVSession: @unchecked Sendable {
             // the seek was sent) may still be the old picture (one mpv had queued): it counts
             // when its time says it is the new one, which only matters while paused.
             let drawnAfterRestart = state.newFrames > seek.framesAtRestart
+            let drawnAt = state.lastNewFrameTime + timelineOrigin.get()  // on mpv's timeline
             let drawnAtTarget = !seek.sentWhilePlaying && state.newFrames > seek.framesAtSend
-                && (abs(state.lastNewFrameTime - reached) <= 0.002 || abs(state.lastNewFrameTime - seek.target) <= 0.002)
+                && (abs(drawnAt - reached) <= 0.002 || abs(drawnAt - seek.target) <= 0.002)
             let drawn = (drawnAfterRestart || drawnAtTarget) && renderer?.isBusy != true
             let waitedTooLong = now - (seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
@@ -574,17 +594,18 @@ final class MPVSession: @unchecked Sendable {
         if let completed {
             // The drawn picture is the one at the target; it may have been drawn before the
             // new position reached this thread.
-            if paused, renderer?.restampKept(completed) == true {
+            if paused, renderer?.restampKept(mediaTime(completed)) == true {
                 frameTimes.settle(at: completed)
             }
             // The picture is of the new place, while playing too.
             refreshScreenshots(invalidating: true)
-            sink.seekCompleted(completed)
+            sink.seekCompleted(mediaTime(completed))
         }
     }
 
     private func finishPrepare() {
         prepared = true
+        measureTimelineOrigin()
         shared.withLock { $0.prepareReported = true }
         updateNaturalSize()
         if let known = handle.getDouble("duration"), known > 0 { duration = known }
@@ -599,6 +620,19 @@ final class MPVSession: @unchecked Sendable {
         sink.metadataChanged(MPVTracks.tags(handle))
         sink.chaptersChanged(MPVTracks.chapters(handle))
         sink.prepared(info)
+    }
+
+    /// Prepared at the start: the first picture's time on mpv's timeline is the media's start
+    /// when it is within a frame of mpv's 0 (see `timelineOrigin`); the picture kept from the
+    /// prepare is then at 0.
+    private func measureTimelineOrigin() {
+        guard hasVideo, let first = handle.getDouble("time-pos"), first > 0 else { return }
+        let frame = 1 / max(1, handle.nominalFrameRate() ?? 25)
+        guard first <= frame + 0.001 else { return }
+        timelineOrigin.set(first)
+        frameTimes.settle(at: first)
+        _ = renderer?.restampKept(0)
+        PlaybackLog.log(.debug, "mpv", "the media starts at \(first) s on mpv's timeline")
     }
 }
 
