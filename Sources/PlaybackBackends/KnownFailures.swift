@@ -33,6 +33,9 @@ extension PlaybackBackends {
             backend: "vlc", check: "format.mpeg1-mp2-mpg",
             reason: "as format.h264-aac-ts: libVLC starts an MPEG program stream at its first clock reference, about 0.56 s before its first picture is due"),
         KnownConformanceFailure(
+            backend: "vlc", check: "format.first-picture",
+            reason: "now and then libVLC never hands over an MPEG-TS's first picture: once under the address sanitizer (a clean-clone CI run on 5 December) the first .frames picture of formats/h264-aac.ts was frame 1; it passed in every other run, release and sanitizer. As with its other MPEG-TS start failures, libVLC starts the stream at its first clock reference, with the first picture due at once"),
+        KnownConformanceFailure(
             backend: "vlc", check: "format.aac-aac",
             reason: "raw AAC (ADTS): libVLC's time starts about 0.14 s ahead of the sound (0.37 s 0.23 s after play()) and keeps that lead to the end, so the position rises 1.25x in the first second"),
         KnownConformanceFailure(
