@@ -53,7 +53,7 @@ final class GStreamerPipeline: @unchecked Sendable {
 
         do {
             pk_gst_set_string(playbin, "uri", uri)
-            try configureVideo(options.videoOutput, playbin: playbin, turnsUpright: turnsUpright, userData: userData)
+            try configureVideo(options.videoOutput, playbin: playbin, userData: userData)
             try configureAudio(options.audioOutput, playbin: playbin)
             if let cap = options.maxBufferBytes, cap > 0 {
                 // The download queue's share of the cap (see PipelineContext.elementMade).
@@ -89,8 +89,7 @@ final class GStreamerPipeline: @unchecked Sendable {
 
     // MARK: - Sinks
 
-    private func configureVideo(_ output: VideoOutput, playbin: UnsafeMutablePointer<GstElement>, turnsUpright: Bool,
-                                userData: UnsafeMutableRawPointer) throws {
+    private func configureVideo(_ output: VideoOutput, playbin: UnsafeMutablePointer<GstElement>, userData: UnsafeMutableRawPointer) throws {
         let sink: UnsafeMutablePointer<GstElement>
         switch output {
         case .frames:
@@ -116,7 +115,7 @@ final class GStreamerPipeline: @unchecked Sendable {
         // recordings), as the other engines do. Only where a turn may come: even passing
         // pictures through untouched, the element has the decoder keep more of them (13 to 19
         // MiB more at 1080p, in gst-launch-1.0 alone too).
-        if turnsUpright, let flip = gst_element_factory_make("videoflip", "video-upright") {
+        if context.turnsUpright, let flip = gst_element_factory_make("videoflip", "video-upright") {
             pk_gst_set_enum_nick(flip, "video-direction", "auto")
             pk_gst_set_object(playbin, "video-filter", flip)
         }
