@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// Natural size, size changes, thumbnails, `.frames` order.
 enum PictureChecks {
-    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder, interlaced]
+    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder, interlaced, afterPictureEnds]
 
     /// Prepares `fixture` and checks `naturalSize` and the `.naturalSizeAvailable` event.
     static func expectSize(_ context: CheckContext, _ fixture: String, _ expected: VideoSize) async throws {
@@ -182,6 +182,49 @@ enum PictureChecks {
                        "frame \(previous.number!) at \(format(previous.presentationTime)) s, then frame \(next.number!) at \(format(next.presentationTime)) s: one picture per coded frame is expected (a field rate doubles the pictures)")
             let step = next.presentationTime - previous.presentationTime
             try expect(step >= 0.035, "pictures \(format(step)) s apart (frames \(previous.number!) and \(next.number!)), expected 40 ms: one picture per coded frame")
+        }
+    }
+
+    // MARK: - picture.after-picture-ends
+
+    /// The last frame of video-ends-early.mp4, whose picture ends a second before its sound.
+    static let lastFrameBeforeSoundEnds = 49
+
+    static let afterPictureEnds = Check(
+        "picture.after-picture-ends",
+        "where the picture ends before the sound (video-ends-early.mp4: frames 0-49, the last at 1.96 s; sound to 3 s) the last picture stays: opened at 2.5 s, after paused seeks to 2.2 s and 2.0 s and while playing on past 2 s, the thumbnail is frame 49, stamped from its own time to the position; the position goes on to the end"
+    ) { context in
+        let p = try context.player("video-ends-early.mp4")
+        p.player.currentPlaybackTime = 2.5
+        try await p.prepare()
+        try expect(abs(p.position - 2.5) <= SeekChecks.landing, "prepared after a seek to 2.5 s, the position is \(format(p.position)) s")
+        try expectLastPicture(p, "prepared at 2.5 s")
+        try await p.seek(to: 1.0)
+        let back = try p.thumbnailFrameNumber("after a seek back to 1 s")
+        try expect(back == 25, "after a seek back to 1 s the picture is frame \(back), expected 25")
+        for target in [2.2, 2.0] {
+            let reached = try await p.seek(to: target)
+            try expect(abs(reached - target) <= SeekChecks.landing, "a paused seek to \(format(target)) s reported .seekCompleted(\(format(reached))): the sound goes on there")
+            try expectLastPicture(p, "after a paused seek to \(format(target)) s")
+        }
+        try await p.seek(to: 1.5)
+        let mark = p.mark
+        try await p.play()
+        try await p.waitForPosition(atLeast: 2.3, timeout: 5)
+        try expectLastPicture(p, "playing at \(format(p.position)) s")
+        try await p.waitForEnd(since: mark, timeout: 5)
+    }
+
+    /// Fails unless the thumbnail is video-ends-early.mp4's last frame.
+    private static func expectLastPicture(_ p: CheckPlayer, _ when: String) throws {
+        let last = lastFrameBeforeSoundEnds
+        let shown = try p.thumbnailFrameNumber(when)
+        try expect(shown == last, "\(when) the picture is frame \(shown), expected the last one, \(last) (the picture ends at 2 s, the sound goes on to 3 s)")
+        // Its time: its own, or the time it is held at (the position), nothing outside those.
+        if let picture = p.player.thumbnailAtCurrentTime() {
+            let own = FramePattern.time(ofFrame: last), position = p.position
+            try expect(picture.presentationTime >= own - 0.021 && picture.presentationTime <= position + 0.021,
+                       "\(when) the thumbnail of frame \(last) says presentationTime \(format(picture.presentationTime)), expected from its own time, \(format(own)) s, to the position, \(format(position)) s")
         }
     }
 

@@ -360,10 +360,14 @@ enum StressChecks {
         while players.contains(where: { $0.player.position < 0.1 }), monotonicSeconds() < moving {
             try await observe(for: 0.01)
         }
-        let start = players.map { (wall: monotonicSeconds(), position: $0.player.position) }
         context.trace.set("\(players.count) players playing together for \(format(togetherWindow)) s")
-        try await observe(for: togetherWindow)
-        let end = players.map { (wall: monotonicSeconds(), position: $0.player.position) }
+        // Every player's position each quarter second, so that a failure shows where a pace
+        // went wrong (a hold, a jump, a slow run).
+        let samples = try await sample(every: 0.25, for: togetherWindow) {
+            players.map { (wall: monotonicSeconds(), position: $0.player.position) }
+        }
+        let start = samples[0].value
+        let end = samples[samples.count - 1].value
         var off: [String] = []
         for (index, entry) in players.enumerated() {
             let wall = end[index].wall - start[index].wall
@@ -373,7 +377,8 @@ enum StressChecks {
             if !finishes.isEmpty {
                 off.append("\(entry.label) finished (\(summary(finishes))) after advancing \(format(advance)) s in \(format(wall)) s")
             } else if abs(pace - 1) > togetherTolerance {
-                off.append("\(entry.label) advanced \(format(advance)) s in \(format(wall)) s (\(format(pace))x)")
+                let positions = samples.map { format($0.value[index].position) }.joined(separator: " ")
+                off.append("\(entry.label) advanced \(format(advance)) s in \(format(wall)) s (\(format(pace))x; its position every 0.25 s: \(positions))")
             }
         }
         try expect(off.isEmpty, "with \(players.count) players together, expected 1x ± \(Int(togetherTolerance * 100))%: \(off.joined(separator: "; "))")

@@ -58,6 +58,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case ignoresDisplayMatrix
         /// thumbnailAtCurrentTime() keeps returning the first picture it returned.
         case staleThumbnail
+        /// `thumbnailAtCurrentTime()` is nil once the position is more than a few frames past
+        /// the picture, as an engine that drops the picture where the video ends before the
+        /// sound would.
+        case dropsPictureAfterVideoEnds
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
         case dropsLastColumn
         /// `.frames` pictures leave the fourth byte of each pixel 0, as an "RGBX" picture
@@ -417,6 +421,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     func thumbnailAtCurrentTime() -> VideoFrame? {
         if fault == .slowThumbnail { Thread.sleep(forTimeInterval: 0.08) }
         let picture = inner.thumbnailAtCurrentTime()
+        if fault == .dropsPictureAfterVideoEnds, let picture, inner.currentPlaybackTime - picture.presentationTime > 0.12 {
+            return nil
+        }
         if fault == .staleThumbnail, let picture {
             return firstThumbnail.withLock { first in
                 if first == nil { first = picture }

@@ -63,8 +63,14 @@ extension FFmpegSession {
             firstPictureShown = true
             // show() lets go of the lock to convert: only finish a seek that is still current.
             guard slot.serial == serial else { return }
-            clock.set(slot.time)
-            if let seekHere, seekInProgress?.serial == seekHere.serial { completeSeek(at: slot.time, state: state) }
+            // A picture that ended before an accurate seek's target is the last one, held where
+            // the sound goes on after the picture ends: the seek lands on the target.
+            var landing = slot.time
+            if let seekHere, seekHere.accurate, slot.duration > 0, slot.time + slot.duration <= seekHere.target {
+                landing = duration > 0 ? min(seekHere.target, duration) : seekHere.target
+            }
+            clock.set(landing)
+            if let seekHere, seekInProgress?.serial == seekHere.serial { completeSeek(at: landing, state: state) }
             return
         }
         if let seek = seekHere {
