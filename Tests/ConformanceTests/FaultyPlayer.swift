@@ -1,5 +1,6 @@
 import Foundation
 import PlaybackKit
+import PlaybackConformance
 
 /// A real backend's player with one deliberate fault, to prove the conformance checks catch
 /// it. Everything not touched by the fault is passed through to the real player.
@@ -59,7 +60,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// thumbnailAtCurrentTime() keeps returning the first picture it returned.
         case staleThumbnail
         /// `thumbnailAtCurrentTime()` is nil once the position is more than a few frames past
-        /// the picture, as an engine that drops the picture where the video ends before the
+        /// the picture's time (read from its frame number), as an engine that drops the picture where the video ends before the
         /// sound would.
         case dropsPictureAfterVideoEnds
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
@@ -421,7 +422,8 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     func thumbnailAtCurrentTime() -> VideoFrame? {
         if fault == .slowThumbnail { Thread.sleep(forTimeInterval: 0.08) }
         let picture = inner.thumbnailAtCurrentTime()
-        if fault == .dropsPictureAfterVideoEnds, let picture, inner.currentPlaybackTime - picture.presentationTime > 0.12 {
+        if fault == .dropsPictureAfterVideoEnds, let picture, let number = FramePattern.frameNumber(in: picture),
+           inner.currentPlaybackTime - FramePattern.time(ofFrame: number) > 0.12 {
             return nil
         }
         if fault == .staleThumbnail, let picture {
