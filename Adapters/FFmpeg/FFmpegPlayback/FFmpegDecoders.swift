@@ -21,10 +21,7 @@ extension FFmpegSession {
             skippedAt = nil
             lock.withLock {
                 guard decoderSerial == serial, discardBefore?.serial == decoderSerial, !aborted else { return }
-                while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
-                guard !aborted, decoderSerial == serial else { return }
-                videoFrames.push(skipped.frame, serial: decoderSerial, time: held.time, duration: held.duration)
-                videoFramesDecoded += 1
+                _ = queueVideoFrame(skipped.frame, serial: decoderSerial, time: held.time, duration: held.duration)
             }
         }) { frame, decoderSerial, decoder in
             let frameDuration = decoder.frameDuration
@@ -62,18 +59,24 @@ extension FFmpegSession {
                     av_frame_unref(skipped.frame)
                     skippedAt = nil
                 }
-                while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
-                if aborted { return false }
-                if decoderSerial != serial {
-                    av_frame_unref(frame)
-                    return true
-                }
-                videoFrames.push(frame, serial: decoderSerial, time: time, duration: frameDuration)
-                videoFramesDecoded += 1
-                presenterWake.broadcast()
-                return true
+                return queueVideoFrame(frame, serial: decoderSerial, time: time, duration: frameDuration)
             }
         }
+    }
+
+    /// Queues a decoded picture for the presenter once the queue has room (lock held). False
+    /// when the session is ending; a picture from before the latest seek is let go.
+    private func queueVideoFrame(_ frame: UnsafeMutablePointer<AVFrame>, serial decoderSerial: Int, time: Double, duration: Double) -> Bool {
+        while videoFrames.isFull && !aborted && decoderSerial == serial { lock.wait(videoFrameSpace) }
+        if aborted { return false }
+        if decoderSerial != serial {
+            av_frame_unref(frame)
+            return true
+        }
+        videoFrames.push(frame, serial: decoderSerial, time: time, duration: duration)
+        videoFramesDecoded += 1
+        presenterWake.broadcast()
+        return true
     }
 
     /// Decodes audio packets, drops what an accurate seek skips, stretches by the playback
