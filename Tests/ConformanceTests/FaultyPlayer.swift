@@ -60,8 +60,8 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// thumbnailAtCurrentTime() keeps returning the first picture it returned.
         case staleThumbnail
         /// `thumbnailAtCurrentTime()` is nil once the position is more than a few frames past
-        /// the picture's time (read from its frame number), as an engine that drops the picture where the video ends before the
-        /// sound would.
+        /// the picture's time (read from its frame number), as an engine that drops the
+        /// picture where the video ends before the sound would.
         case dropsPictureAfterVideoEnds
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
         case dropsLastColumn

@@ -67,7 +67,7 @@ extension FFmpegSession {
             // the sound goes on after the picture ends: the seek lands on the target.
             var landing = slot.time
             if let seekHere, seekHere.accurate, slot.duration > 0, slot.time + slot.duration <= seekHere.target {
-                landing = duration > 0 ? min(seekHere.target, duration) : seekHere.target
+                landing = landingWithoutPicture(seekHere.target)
             }
             clock.set(landing)
             if let seekHere, seekInProgress?.serial == seekHere.serial { completeSeek(at: landing, state: state) }
@@ -94,7 +94,7 @@ extension FFmpegSession {
                     return
                 }
                 // Nothing decodes after the target: land on the end.
-                let reached = duration > 0 ? min(seek.target, duration) : seek.target
+                let reached = landingWithoutPicture(seek.target)
                 clock.set(reached)
                 completeSeek(at: reached, state: state)
                 return
@@ -156,6 +156,12 @@ extension FFmpegSession {
     }
 
     // MARK: - Milestones
+
+    /// Where a seek to `target` lands when no picture starts at or after it: the target, not
+    /// past the end.
+    private func landingWithoutPicture(_ target: Double) -> Double {
+        duration > 0 ? min(target, duration) : target
+    }
 
     private var videoDrained: Bool {
         !hasVideo || (videoDecoderFinished == serial && videoFrames.isEmpty)
