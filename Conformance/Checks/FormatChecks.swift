@@ -111,8 +111,10 @@ enum FormatChecks {
     static let frame = 1.0 / FramePattern.frameRate
     /// The target of the seek while playing (forward, past where the pace measurement ends).
     static let playingSeekTarget = 2.0
-    /// The target of the accurate seek while paused (backward, between two whole seconds).
-    static let pausedSeekTarget = 1.18
+    /// The targets of the accurate seeks while paused: backward, between two whole seconds;
+    /// then into the first second, before every clip's second keyframe (a demuxer that finds
+    /// a time by searching its packets, as in MPEG-TS and MPEG-PS, can land past the first).
+    static let pausedSeekTargets = [1.18, 0.5]
 
     /// The clip's URL. A clip this ffmpeg build could not make (a `.missing` note beside it
     /// says why) skips the check with that reason; a clip missing without a note fails it,
@@ -222,10 +224,14 @@ enum FormatChecks {
         }
     }
 
-    /// An accurate seek back while paused lands on the target, stays paused, and the picture
-    /// is the frame of the position (±1).
+    /// Accurate seeks back while paused (`pausedSeekTargets`) land on their targets, stay
+    /// paused, and the picture is the frame of the target and of the position (±1).
     static func seekWhilePaused(_ p: CheckPlayer, hasVideo: Bool) async throws {
-        let target = pausedSeekTarget
+        for target in pausedSeekTargets { try await seekWhilePaused(p, to: target, hasVideo: hasVideo) }
+    }
+
+    /// One accurate seek while paused, to `target`.
+    static func seekWhilePaused(_ p: CheckPlayer, to target: TimeInterval, hasVideo: Bool) async throws {
         let mark = p.mark
         let reached = try await p.seek(to: target, near: nil, timeout: 5)
         let expected = FramePattern.frame(at: target)
@@ -236,8 +242,8 @@ enum FormatChecks {
         if hasVideo {
             let position = p.position
             let shown = try p.thumbnailFrameNumber("paused after the seek to \(format(target)) s")
-            try expect(abs(shown - FramePattern.frame(at: position)) <= 1,
-                       "paused after a seek to \(format(target)) s the position is \(format(position)) s (frame \(FramePattern.frame(at: position))) but the picture is frame \(shown)")
+            try expect(abs(shown - FramePattern.frame(at: position)) <= 1 && abs(shown - expected) <= 1,
+                       "paused after a seek to \(format(target)) s (frame \(expected)) the position is \(format(position)) s (frame \(FramePattern.frame(at: position))) and the picture is frame \(shown)")
         }
     }
 

@@ -337,19 +337,22 @@ extension FFmpegSession {
         }
     }
 
-    /// Seeks the demuxer back to the keyframe at or before the target, flushes every queue
-    /// under a new serial and tells the decoders and the presenter what to wait for.
     /// Seeks the input for `request` (to `lead` seconds before its target) and resets the
     /// queues. Returns the keyframe hunt that follows when the media has video: formats
     /// without an index (MPEG-TS, MPEG-PS) seek to any packet, so decoding must start at the
     /// first keyframe, and when that comes after the target, the seek is done again from
-    /// further back.
+    /// further back. Every queue is flushed under a new serial, and the decoders and the
+    /// presenter are told what to wait for. `fromFileStart`: go to the file's first byte
+    /// instead (see `seekFurtherBack`).
     @discardableResult
-    private func performSeek(_ request: SeekRequest, in format: FormatInput, lead: Double = 0) -> KeyframeHunt? {
-        let start = max(0, request.target - lead)
+    private func performSeek(_ request: SeekRequest, in format: FormatInput, lead: Double = 0,
+                             fromFileStart: Bool = false) -> KeyframeHunt? {
+        let start = fromFileStart ? 0 : max(0, request.target - lead)
         let timestamp = Int64(((start + startTime) * Double(pk_av_time_base())).rounded())
-        var status = avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
-        if status < 0, start <= 0 {
+        var status = fromFileStart
+            ? avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE)
+            : avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
+        if status < 0, start <= 0, !fromFileStart {
             // Before the first timestamp some demuxers find nothing: the start of the file.
             status = avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE)
         }
@@ -375,13 +378,24 @@ extension FFmpegSession {
         }
         restartSubtitles(at: request.target)
         guard hasVideo else { return nil }
-        return KeyframeHunt(request: request, lead: lead, tolerance: videoFrameDuration / 2)
+        let flags = format.context.pointee.iformat.pointee.flags
+        let searchesByTime = flags & AVFMT_TS_DISCONT != 0 && flags & (AVFMT_GENERIC_INDEX | AVFMT_NO_BYTE_SEEK) == 0
+        return KeyframeHunt(request: request, lead: lead, tolerance: videoFrameDuration / 2,
+                            fromFileStart: fromFileStart, canSeekToFileStart: searchesByTime)
     }
 
-    /// Seeks again for `hunt`'s request from twice as far back (from 1 s); nil once the seek
-    /// went to the start, where whatever comes first is taken.
+    /// Seeks again for `hunt`'s request from twice as far back (from 1 s). Once the seek went
+    /// to the first timestamp and still found no keyframe early enough, it goes to the file's
+    /// first byte, where a demuxer that searches its packets by time (MPEG-TS, MPEG-PS) can
+    /// land past the first keyframe: the time it asks for is the earliest of every stream's,
+    /// and the video's first keyframe is decoded before it. nil after that (or when the format
+    /// cannot seek by byte), where whatever comes first is taken.
     private func seekFurtherBack(_ hunt: KeyframeHunt, in format: FormatInput) -> KeyframeHunt? {
-        guard hunt.request.target - hunt.lead > 0 else { return nil }
+        guard hunt.request.target - hunt.lead > 0 else {
+            guard !hunt.fromFileStart, hunt.canSeekToFileStart else { return nil }
+            PlaybackLog.log(.debug, "ffmpeg", "seek to \(hunt.request.target) s: no keyframe from the first timestamp on before it; seeking to the file's start")
+            return performSeek(hunt.request, in: format, lead: hunt.lead, fromFileStart: true)
+        }
         let lead = hunt.lead == 0 ? 1 : hunt.lead * 2
         PlaybackLog.log(.debug, "ffmpeg", "seek to \(hunt.request.target) s: no keyframe at or before it; seeking \(lead) s earlier")
         return performSeek(hunt.request, in: format, lead: lead)
@@ -411,6 +425,13 @@ struct KeyframeHunt {
     let lead: Double
     /// How far after the target a keyframe may be and still be the target's frame.
     let tolerance: Double
+    /// The input was sought to its first byte: the last resort, whatever comes first is taken.
+    let fromFileStart: Bool
+    /// The demuxer finds a time by searching its packets (MPEG-TS, MPEG-PS: no index, time
+    /// stamps that may jump, byte seeks allowed): when a seek to the first timestamp lands
+    /// past the first keyframe, the file's first byte is the last resort. Other demuxers
+    /// take whatever a seek to the first timestamp gives.
+    let canSeekToFileStart: Bool
     /// Video packets skipped so far: a stream that flags no keyframes (intra refresh) is
     /// decoded from wherever it is after `maximumSkipped` of them.
     var skipped = 0
@@ -423,7 +444,7 @@ struct KeyframeHunt {
     /// packet carries no time at all, and is then taken).
     func verdict(on packet: AVPacket, time: Double?) -> Verdict {
         guard packet.flags & AV_PKT_FLAG_KEY != 0 || skipped >= Self.maximumSkipped else { return .skip }
-        guard let time, request.target - lead > 0 else { return .landed }
+        guard let time, !fromFileStart, request.target - lead > 0 || canSeekToFileStart else { return .landed }
         return time <= request.target + tolerance ? .landed : .tooLate
     }
 }
