@@ -4,7 +4,7 @@ import PlaybackKit
 /// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative,
 /// frame steps.
 enum SeekChecks {
-    static let all: [Check] = [accurateFrame, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative, frameStep]
+    static let all: [Check] = [accurateFrame, firstFrames, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative, frameStep]
 
     /// How far an accurate seek's reported position may be from the target.
     static let landing = 0.5 / FramePattern.frameRate + 0.001
@@ -22,6 +22,42 @@ enum SeekChecks {
             let position = p.position
             try expect(abs(position - reached) <= 0.001, "after the seek to \(format(target)) s the position is \(format(position)) s, the seek reported \(format(reached))")
         }
+    }
+
+    /// The frames `firstFrames` seeks to, in an order that goes back and forth among them.
+    static let firstFrameTargets = [3, 1, 4, 2]
+
+    static let firstFrames = Check("seek.first-frames", "opened at frame 2 (a seek before prepare), and after accurate seeks while paused into the first frames (3, 1, 4, 2: too close to the start for a seek to begin before them), the picture is the frame sought; playing on from frame 2 moves it at real time") { context in
+        let opened = try context.player("frames.mp4")
+        let openingTarget = 2.5 / FramePattern.frameRate
+        opened.player.currentPlaybackTime = openingTarget
+        try await opened.prepare()
+        let openedOn = try opened.thumbnailFrameNumber("prepared after a seek to \(format(openingTarget)) s")
+        try expect(openedOn == 2, "prepared after a seek to \(format(openingTarget)) s the picture is frame \(openedOn), expected frame 2")
+        opened.player.shutdown()
+
+        let p = try context.player("frames.mp4")
+        try await p.prepare()
+        for frame in firstFrameTargets {
+            // Mid-frame: the frame shown there is `frame` however the engine rounds.
+            let target = (Double(frame) + 0.5) / FramePattern.frameRate
+            let reached = try await p.seek(to: target, near: nil)
+            try expect(abs(reached - FramePattern.time(ofFrame: frame)) <= landing || abs(reached - target) <= landing,
+                       "a paused seek to \(format(target)) s reported .seekCompleted(\(format(reached)))")
+            let shown = try p.thumbnailFrameNumber("after the paused seek to \(format(target)) s")
+            try expect(shown == frame, "a paused seek to \(format(target)) s shows frame \(shown), expected frame \(frame)")
+            try expect(p.player.playbackState == .paused, "after a paused seek to \(format(target)) s the state is \(p.player.playbackState)")
+        }
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.4, timeout: 3)
+        let wall0 = monotonicSeconds()
+        let frame0 = try p.thumbnailFrameNumber("playing from frame 2")
+        try await observe(for: 1.0)
+        let frame1 = try p.thumbnailFrameNumber("playing 1 s later")
+        let wall = monotonicSeconds() - wall0
+        let advanced = Double(frame1 - frame0) / FramePattern.frameRate
+        try expect(frame0 >= 2 && abs(advanced - wall) <= wall * 0.15 + 2 / FramePattern.frameRate,
+                   "playing on from frame 2 the picture went from frame \(frame0) to \(frame1) (\(format(advanced)) s) in \(format(wall)) s")
     }
 
     static let keyframe = Check("seek.keyframe", "with accurateSeek false a seek lands on a keyframe within one GOP of the target, or on the target itself, and reports where it landed (frames.mp4: keyframes every 2 s)") { context in

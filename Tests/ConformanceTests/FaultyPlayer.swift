@@ -63,6 +63,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         /// the picture's time (read from its frame number), as an engine that drops the
         /// picture where the video ends before the sound would.
         case dropsPictureAfterVideoEnds
+        /// `thumbnailAtCurrentTime()` shows the first picture it returned again while the
+        /// position lies in the first three frames (past the first's middle), as an engine
+        /// whose paused seeks there land on a picture other than the target's would.
+        case firstPictureNearStart
         /// `.frames` pictures lose their last column, as a conversion one pixel short would.
         case dropsLastColumn
         /// `.frames` pictures leave the fourth byte of each pixel 0, as an "RGBX" picture
@@ -425,6 +429,14 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         if fault == .dropsPictureAfterVideoEnds, let picture, let number = FramePattern.frameNumber(in: picture),
            inner.currentPlaybackTime - FramePattern.time(ofFrame: number) > 0.12 {
             return nil
+        }
+        if fault == .firstPictureNearStart, let picture {
+            let first = firstThumbnail.withLock { first in
+                if first == nil { first = picture }
+                return first ?? picture
+            }
+            let position = inner.currentPlaybackTime
+            if position > 0.5 / FramePattern.frameRate, position < 3 / FramePattern.frameRate { return first }
         }
         if fault == .staleThumbnail, let picture {
             return firstThumbnail.withLock { first in
