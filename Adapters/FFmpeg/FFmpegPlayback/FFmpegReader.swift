@@ -181,6 +181,12 @@ extension FFmpegSession {
         let context = input.context
         if context.pointee.start_time != pk_av_nopts_value() {
             startTime = Double(context.pointee.start_time) / Double(pk_av_time_base())
+            if startTime > 0, String(cString: context.pointee.iformat.pointee.name).hasPrefix("mov,") {
+                // MP4 and QuickTime lay their media out on a timeline from 0 (an edit list can
+                // start it later, with nothing shown before): positions are on that timeline,
+                // as its duration is, and as the other engines give them.
+                startTime = 0
+            }
         }
         containerStartTime = startTime
         if context.pointee.duration != pk_av_nopts_value(), context.pointee.duration > 0 {
