@@ -7,9 +7,10 @@ packages=(
   # the conformance suite's https server (OpenSSL) and its test certificates (the openssl tool)
   libssl-dev openssl
   # GStreamer: core, base plugins (playbin, appsink, videoconvert), good and libav decoders,
-  # bad (tsdemux, h264parse for MPEG-TS), X11 video sinks for window output, tools
+  # bad (tsdemux, h264parse for MPEG-TS), ugly (asfdemux for Windows Media), X11 video sinks
+  # for window output, tools
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
-  gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-x
+  gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav gstreamer1.0-x
   gstreamer1.0-tools
   # FFmpeg engine: the libraries, SDL2 audio, X11 for window output, libass (and the DejaVu
   # fonts fontconfig finds) for drawn subtitles

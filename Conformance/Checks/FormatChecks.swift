@@ -36,10 +36,10 @@ struct FormatClip: Sendable {
 /// real time, seeks while playing and while paused to the right frame, and ends once. One
 /// check per clip, named after it (`format.vp9-opus-webm`); every failure names the clip.
 enum FormatChecks {
-    /// The clips: every video codec (H.264, HEVC, VP9, AV1, MPEG-1, MPEG-2, MPEG-4 Part 2, Theora),
-    /// every audio codec (AAC, MP2, MP3, Opus, Vorbis, FLAC, PCM) and every container (MP4,
-    /// Matroska, WebM, MPEG-TS, MPEG-PS, Ogg, AVI) at least once, and two clips of sound
-    /// alone (Opus in Ogg, MP3, AAC in ADTS).
+    /// The clips: every video codec (H.264, HEVC, VP9, AV1, MPEG-1, MPEG-2, MPEG-4 Part 2,
+    /// Theora, WMV 8), every audio codec (AAC, MP2, MP3, Opus, Vorbis, FLAC, PCM, WMA) and every
+    /// container (MP4, Matroska, WebM, MPEG-TS, MPEG-PS, Ogg, AVI, ASF) at least once, and
+    /// three clips of sound alone (Opus in Ogg, MP3, AAC in ADTS).
     static let clips: [FormatClip] = [
         FormatClip(file: "h264-aac.mp4", video: "H.264", audio: "AAC", container: "MP4"),
         FormatClip(file: "hevc-aac.mp4", video: "HEVC", audio: "AAC", container: "MP4"),
@@ -52,6 +52,7 @@ enum FormatChecks {
         FormatClip(file: "mpeg1-mp2.mpg", video: "MPEG-1", audio: "MP2", container: "MPEG-PS"),
         FormatClip(file: "mpeg4-mp3.avi", video: "MPEG-4 Part 2", audio: "MP3", container: "AVI"),
         FormatClip(file: "theora-vorbis.ogg", video: "Theora", audio: "Vorbis", container: "Ogg"),
+        FormatClip(file: "wmv2-wmav2.wmv", video: "WMV 8", audio: "WMA 2", container: "ASF"),
         FormatClip(file: "opus.ogg", video: nil, audio: "Opus", container: "Ogg"),
         FormatClip(file: "mp3.mp3", video: nil, audio: "MP3", container: "MP3"),
         FormatClip(file: "aac.aac", video: nil, audio: "AAC", container: "ADTS"),

@@ -215,6 +215,8 @@ enum FixtureClips {
         format("mpeg1-mp2.mpg", "mpeg1video", "mp2", "mpeg1video,mp2", ["-q:v", "3", "-bf", "2", "-b:a", "192k"]),
         format("mpeg4-mp3.avi", "mpeg4", "libmp3lame", "mpeg4,mp3", ["-q:v", "3", "-b:a", "128k", "-avoid_negative_ts", "disabled"]),
         format("theora-vorbis.ogg", "libtheora", "libvorbis", "theora,vorbis", ["-q:v", "8", "-q:a", "4"]),
+        // Windows Media in ASF, as older cameras, phones and downloads have it.
+        format("wmv2-wmav2.wmv", "wmv2", "wmav2", "wmv2,wmav2", ["-b:v", "1M", "-b:a", "128k"]),
         // Sound alone: Opus in Ogg, as .opus files have it.
         format("opus.ogg", nil, "libopus", "opus", ["-b:a", "96k"]),
         // Sound alone: an MP3 file as ffmpeg writes it by default (44.1 kHz, 128 kb/s, its

@@ -214,9 +214,11 @@ extension FFmpegSession {
                 videoTimeBase = stream.pointee.time_base
                 if stream.pointee.start_time != pk_av_nopts_value() {
                     // Muxers shift every stream by the audio encoder's delay (AAC's priming):
-                    // a first picture within a frame of the container's start is the start.
+                    // a first picture that close to the container's start is the start.
                     let videoStart = Double(stream.pointee.start_time) * pk_av_q2d(videoTimeBase)
-                    if videoStart > startTime, videoStart - startTime < videoFrameDuration { startTime = videoStart }
+                    if MediaStart.isStart(firstPicture: videoStart, start: startTime, frameDuration: videoFrameDuration) {
+                        startTime = videoStart
+                    }
                 }
                 let storedAspect = av_guess_sample_aspect_ratio(context, stream, nil), rotation = videoDecoder?.rotation ?? 0
                 videoAspect = Self.uprightAspect(storedAspect, rotation: rotation)

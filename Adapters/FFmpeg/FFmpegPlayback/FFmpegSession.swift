@@ -127,8 +127,8 @@ final class FFmpegSession: @unchecked Sendable {
     var subtitleDecoders: [Int32: SubtitleDecoder] = [:]
     /// Subtitle sources, the selection and the drawing of subtitles.
     let subtitles: SubtitleBook
-    /// Media time 0 in seconds of the source's timestamps: the container's start, or the
-    /// first picture when that comes within a frame of it.
+    /// Media time 0 in seconds of the source's timestamps: the container's start (0 for MP4
+    /// and QuickTime), or the first picture when that comes just after it (`MediaStart`).
     var startTime: Double = 0
     /// The container's own start (chapters count from it, as the file gives them).
     var containerStartTime: Double = 0

@@ -140,10 +140,10 @@ extension GStreamerPipeline {
     /// prerolled, before any seek.
     func measureTimelineOrigin(live: Bool) {
         var start = live ? 0 : timeQuery(gst_element_query_position) ?? 0
-        if !live, let picture = firstPictureStart(), picture.time > start, picture.time - start < picture.frame {
+        if !live, let picture = firstPictureStart(), MediaStart.isStart(firstPicture: picture.time, start: start, frameDuration: picture.frame) {
             // Muxers shift every stream by an audio encoder's delay (Opus's pre-skip, AAC's
-            // priming): a first picture within a frame of the start is the start, as on the
-            // other engines (the FFmpeg engine's reader does the same).
+            // priming): a first picture that close to the start is the start, as on the
+            // other engines.
             start = picture.time
         }
         context.setTimelineOrigin(start)

@@ -164,9 +164,9 @@ final class MPVSession: @unchecked Sendable {
     /// Where the media starts on mpv's timeline, seconds: mpv counts from the container's
     /// start (0 in Matroska, the first timestamp of an MPEG stream), where the first picture
     /// can come a little later (7 ms in WebM with Opus, whose audio starts before it; 21 ms in
-    /// MPEG-TS). A first picture within a frame of mpv's 0 is the media's start, as on every
-    /// engine: every time reported is mpv's less this, every seek target this more. Set once
-    /// prepared (event thread), read by the render thread.
+    /// MPEG-TS). A first picture that close to mpv's 0 (`MediaStart`) is the media's start,
+    /// as on every engine: every time reported is mpv's less this, every seek target this
+    /// more. Set once prepared (event thread), read by the render thread.
     let timelineOrigin = Locked<TimeInterval>(0)
 
     // MARK: - Lifecycle
@@ -623,12 +623,12 @@ final class MPVSession: @unchecked Sendable {
     }
 
     /// Prepared at the start: the first picture's time on mpv's timeline is the media's start
-    /// when it is within a frame of mpv's 0 (see `timelineOrigin`); the picture kept from the
-    /// prepare is then at 0.
+    /// when it is that close to mpv's 0 (`MediaStart`, see `timelineOrigin`); the picture kept
+    /// from the prepare is then at 0.
     private func measureTimelineOrigin() {
         guard hasVideo, let first = handle.getDouble("time-pos"), first > 0 else { return }
         let frame = 1 / max(1, handle.nominalFrameRate() ?? 25)
-        guard first <= frame + 0.001 else { return }
+        guard MediaStart.isStart(firstPicture: first, start: 0, frameDuration: frame) else { return }
         timelineOrigin.set(first)
         frameTimes.settle(at: first)
         _ = renderer?.restampKept(0)

@@ -25,6 +25,7 @@ private let pictureAndFormat = [
     xine("format.aac-aac", "xine's AAC demuxer gives raw AAC (ADTS) no length: xine_get_pos_length reports length 0 while it plays the sound"),
     xine("format.mp3-mp3", "in about half the runs the position advances 0.85-0.86x over the first second after play() (3 of 6 runs on 5 December 2026, the others pass); not yet explained"),
     xine("format.theora-vorbis-ogg", "xine's Ogg demuxer cannot seek in this Theora stream: xine_play(stream, 0, 2000) ends it (XINE_EVENT_UI_PLAYBACK_FINISHED) or lands a second early"),
+    xine("format.wmv2-wmav2-wmv", "xine's ASF demuxer fails to start this stream at a time: xine_play(stream, 0, 2000) returns XINE_ERROR_DEMUX_FAILED (\"demux failed to start\")"),
     xine("format.opus-ogg", "xine's Ogg demuxer gives Opus neither a length nor a time: xine_get_pos_length reports length 0 and time 0 while it plays the sound"),
     xine("stress.many-at-once", "eight players together: in some runs size-change.ts (MPEG-TS) advances 2.23 s in the 3 s window (0.74x; the same figure each time), its position holding about 0.77 s; one run in ten on an idle two-core machine, not yet explained"),
 ]
