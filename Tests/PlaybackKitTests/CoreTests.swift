@@ -111,3 +111,24 @@ import Testing
         #expect(MediaSource(URL(string: "file:///etc/hostname")!).precheck(allowedSchemes: ["http"])?.code == .forbiddenURL)
     }
 }
+
+@Suite struct MediaStartTests {
+    @Test("a first picture a WMA frame (43 ms) after the start of a 25 fps clip is the start")
+    func encoderDelayLongerThanAFrame() {
+        #expect(MediaStart.isStart(firstPicture: 36001.443, start: 36001.4, frameDuration: 0.04))
+    }
+
+    @Test("at 60 fps, AAC's priming (21 ms) is more than a frame and still the start")
+    func primingAtSixtyFrames() {
+        #expect(MediaStart.isStart(firstPicture: 0.0213, start: 0, frameDuration: 1.0 / 60))
+    }
+
+    @Test("a first picture at the start, before it, or later than a frame and 50 ms is not moved")
+    func notTheStart() {
+        #expect(!MediaStart.isStart(firstPicture: 0, start: 0, frameDuration: 0.04))
+        #expect(!MediaStart.isStart(firstPicture: 0.98, start: 1, frameDuration: 0.04))
+        #expect(!MediaStart.isStart(firstPicture: 0.06, start: 0, frameDuration: 0.04))
+        #expect(!MediaStart.isStart(firstPicture: 3, start: 0, frameDuration: 0.04))
+        #expect(MediaStart.isStart(firstPicture: 0.09, start: 0, frameDuration: 0.1))
+    }
+}
