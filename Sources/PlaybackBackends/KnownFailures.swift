@@ -27,6 +27,9 @@ extension PlaybackBackends {
             backend: "vlc", check: "picture.after-picture-ends",
             reason: "a seek past the last picture (into the sound after the picture ends) waits for a picture at the target that never comes: opened at 2.5 s of a clip whose picture ends at 2 s, libVLC played the input (muted, as for every paused seek) to its end and the player finished instead of pausing there"),
         KnownConformanceFailure(
+            backend: "vlc", check: "seek.first-frames",
+            reason: "opened at frame 2 (0.1 s) the picture is frame 0: a paused seek lands two frames before its target and times the target from the pictures after a resume, and for frames 1 and 2 that landing lies at the start, where libVLC's clock begins at the first decode time (before 0 with B-frames) or at the time sought, as it happens; after a seek from elsewhere it is mostly right. Restarting the input and stepping libVLC from frame 0 (tried) fixed it in release on a quiet machine but not under load: libVLC then now and then showed no new picture for the steps"),
+        KnownConformanceFailure(
             backend: "gstreamer", check: "format.mpeg1-mp2-mpg",
             reason: "mpegpsdemux seeks to the pack at the target, after the keyframe the target's picture needs: the decoder starts at the next keyframe (a seek to 1 s shows the picture at 1.92 s, to 2 s the last one), accurate or not; playbin alone does the same"),
         KnownConformanceFailure(
@@ -40,7 +43,7 @@ extension PlaybackBackends {
             reason: "as format.h264-aac-ts: libVLC starts an MPEG program stream at its first clock reference, about 0.56 s before its first picture is due"),
         KnownConformanceFailure(
             backend: "vlc", check: "format.first-picture",
-            reason: "now and then libVLC never hands over an MPEG-TS's first picture: once under the address sanitizer (a clean-clone CI run on 5 December) the first .frames picture of formats/h264-aac.ts was frame 1; it passed in every other run, release and sanitizer. As with its other MPEG-TS start failures, libVLC starts the stream at its first clock reference, with the first picture due at once"),
+            reason: "now and then libVLC never hands over an MPEG-TS's first picture: once under the address sanitizer (a clean-clone CI run on 5 December) the first .frames picture of formats/h264-aac.ts was frame 1, and in the run of 6 December that of formats/mpeg1-mp2.mpg; it passed in every other run, release and sanitizer. As with its other MPEG-TS start failures, libVLC starts the stream at its first clock reference, with the first picture due at once"),
         KnownConformanceFailure(
             backend: "vlc", check: "stress.many-at-once",
             reason: "now and then (in both of the last two clean-clone CI runs, none in 60 runs by hand) the MPEG-TS player of the eight, size-change.ts, advanced 2.18-2.19 s in the 3 s window (0.73x). Its position every 0.25 s in the second run: 0.11 0.36 0.61 0.67 0.67 0.67 0.79 1.04 1.29 and on at 1x. It first runs with libVLC's time, which for an MPEG-TS runs about 0.7 s ahead of the pictures (they start about 0.8 s after play(), format.h264-aac-ts), then holds about 0.75 s while the pictures catch up, and goes on with them. Alone, the position holds at about 0.2 s before the pictures move instead"),

@@ -31,29 +31,17 @@ extension VLCSession {
     /// True when the frame shown at `time` is the first one.
     func isFirstFrame(_ time: TimeInterval) -> Bool { frameStart(at: time) < frameDuration / 2 }
 
-    /// The index of the frame shown at `time` when it is one of the first `runUpFrames` + 1,
-    /// which a paused seek cannot run up to: its landing would lie at the start, where
-    /// libVLC's clock begins at the first decode time (before 0 with B-frames) or at the
-    /// time sought, as it happens, so the pictures cannot time the target. Such a seek starts
-    /// the input again (showing frame 0, as when opening) and steps it to the frame. nil for
-    /// later frames.
-    func leadingFrame(at time: TimeInterval) -> Int? {
-        let index = Int((frameStart(at: time) / frameDuration).rounded())
-        return index <= Int(Self.runUpFrames) ? index : nil
-    }
-
     func seek(to target: TimeInterval) {
         guard phase == .ready, let player else { return }
         token += 1
         let target = max(0, target)
         pictureTimes.enter(.settling, at: target)
         let firstFrame = expectsPicture && video != nil && isFirstFrame(target)
-        let leading = expectsPicture && video != nil && !isAdaptive && leadingFrame(at: target) != nil
-        if isAdaptive, !ended, !steppedInput, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
+        if isAdaptive, !ended, !steppedNearEnd, !wantsPlaying, !firstFrame, expectsPicture, video != nil {
             seekPlayingToPause(to: target)
-        } else if ended || steppedInput || (!wantsPlaying && (firstFrame || leading)) {
-            // libVLC's Ended state cannot seek, and the first frames show reliably only when
-            // opening: start the input again (it opens paused; `leadingFrame`).
+        } else if ended || steppedNearEnd || (!wantsPlaying && firstFrame) {
+            // libVLC's Ended state cannot seek, and the first frame shows reliably only when
+            // opening: start the input again (it opens paused).
             restartInput(for: SeekOperation(target: target, stage: .restarting, token: token))
         } else if wantsPlaying {
             seekOperation = SeekOperation(target: target, stage: .buffering, token: token)
@@ -235,8 +223,7 @@ extension VLCSession {
             }
             return
         }
-        if expectsPicture, let video, isFirstFrame(operation.target)
-            || (!wantsPlaying && !isAdaptive && leadingFrame(at: operation.target) != nil) {
+        if expectsPicture, let video, isFirstFrame(operation.target) {
             operation.stage = .firstPicture
             seekOperation = operation
             video.holdFirstPicture()
@@ -263,15 +250,7 @@ extension VLCSession {
         guard var operation = seekOperation else { return }
         switch operation.stage {
         case .firstPicture:
-            guard !wantsPlaying, let steps = leadingFrame(at: operation.target), steps > 0, let video else {
-                finishSeek()
-                return
-            }
-            // Frame 0 is on screen, paused: step to the target's frame.
-            operation.stage = .stepping
-            seekOperation = operation
-            video.watchSteps(count: steps)
-            stepToTarget()
+            finishSeek()
         case .playingToFirstPicture:
             operation.stage = .buffering
             operation.playsToPause = true
@@ -357,7 +336,7 @@ extension VLCSession {
         operation.stage = .stepping
         operation.steps += 1
         seekOperation = operation
-        steppedInput = true
+        steppedNearEnd = true
         player.showNextFrame()
         whenStill(.stepping, token: operation.token, after: Self.stepWait) { session, _ in session.stepToTarget() }
     }
@@ -490,7 +469,7 @@ extension VLCSession {
     func restartInput(for operation: SeekOperation) {
         guard let player else { return }
         ended = false
-        steppedInput = false
+        steppedNearEnd = false
         player.stop()
         video?.releaseHold()
         setMuted(true)

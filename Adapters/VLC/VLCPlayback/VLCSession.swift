@@ -150,11 +150,10 @@ final class VLCSession: @unchecked Sendable {
     var wantsPlaying = false
     var vlcPlaying = false
     var ended = false
-    /// A seek stepped the input picture by picture (`stepToTarget`), to one of its last
-    /// pictures or of its first: libVLC's adaptive demuxer then sits at its end and seeks no
-    /// more, and a stepped input is left in a state no paused seek was measured from, so the
-    /// next seek starts the input again, as after the end.
-    var steppedInput = false
+    /// A seek stepped the input to one of its last pictures (`stepToTarget`): libVLC's
+    /// adaptive demuxer then sits at its end and seeks no more, so the next seek starts the
+    /// input again, as after the end.
+    var steppedNearEnd = false
     var muted = false
     var volume: Float = 1
     var rate: Float = 1

@@ -279,11 +279,6 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
     }
 
-    /// The first picture is on screen, paused, and the session steps libVLC `count` pictures
-    /// on, one at a time: each new picture before the last is reported through `onStepping`,
-    /// the last (the target) through `onSeekPicture`, and it stays on screen.
-    func watchSteps(count: Int) { watch.set(.seekCounting(remaining: max(1, count), stepping: true)) }
-
     /// Keeps every picture again.
     func releaseHold() { watch.set(.off) }
 
