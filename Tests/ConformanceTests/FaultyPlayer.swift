@@ -431,20 +431,20 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             return nil
         }
         if fault == .firstPictureNearStart, let picture {
-            let first = firstThumbnail.withLock { first in
-                if first == nil { first = picture }
-                return first ?? picture
-            }
+            let first = firstThumbnail(remembering: picture)
             let position = inner.currentPlaybackTime
             if position > 0.5 / FramePattern.frameRate, position < 3 / FramePattern.frameRate { return first }
         }
-        if fault == .staleThumbnail, let picture {
-            return firstThumbnail.withLock { first in
-                if first == nil { first = picture }
-                return first
-            }
-        }
+        if fault == .staleThumbnail, let picture { return firstThumbnail(remembering: picture) }
         return picture
+    }
+
+    /// The first thumbnail returned, `picture` when there was none before it.
+    private func firstThumbnail(remembering picture: VideoFrame) -> VideoFrame {
+        firstThumbnail.withLock { first in
+            if first == nil { first = picture }
+            return first ?? picture
+        }
     }
 
     // MARK: - Tracks, subtitles, metadata, chapters

@@ -357,12 +357,11 @@ extension FFmpegSession {
                              fromFileStart: Bool = false) -> KeyframeHunt? {
         let start = fromFileStart ? 0 : max(0, request.target - lead)
         let timestamp = Int64(((start + startTime) * Double(pk_av_time_base())).rounded())
-        var status = fromFileStart
-            ? avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE)
-            : avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
+        let toFileStart = { avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE) }
+        var status = fromFileStart ? toFileStart() : avformat_seek_file(format.context, -1, Int64.min, timestamp, timestamp, 0)
         if status < 0, start <= 0, !fromFileStart {
             // Before the first timestamp some demuxers find nothing: the start of the file.
-            status = avformat_seek_file(format.context, -1, Int64.min, 0, 0, AVSEEK_FLAG_BYTE)
+            status = toFileStart()
         }
         if status < 0 {
             PlaybackLog.log(.warning, "ffmpeg", "seek: \(location): \(FFmpegErrors.text(status))")
