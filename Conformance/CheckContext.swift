@@ -15,6 +15,13 @@ public struct CheckFailure: Error, CustomStringConvertible {
     public var description: String { reason }
 }
 
+/// The failure `CheckContext.eachClip` ends a sweep with: every failed clip is in the
+/// context's `clipFailures`, so nothing failed outside them.
+struct ClipSweepFailure: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
 /// Thrown by a check that cannot run here, for a reason the suite states.
 struct CheckSkip: Error {
     let reason: String
@@ -184,6 +191,8 @@ final class CheckContext: Sendable {
     private let closed = Locked(false)
     /// What the check was doing last, for the report of a hang.
     let trace = Locked("starting")
+    /// Each clip of a sweep that failed, with how (see `eachClip`).
+    let clipFailures = Locked<[String: String]>([:])
 
     init(fixtures: URL, backendName: String = "custom", expectedPlayerBackendName: String? = nil,
          factory: @escaping ConformanceSuite.Factory) {
@@ -191,6 +200,32 @@ final class CheckContext: Sendable {
         self.backendName = backendName
         self.expectedPlayerBackendName = expectedPlayerBackendName
         self.factory = factory
+    }
+
+    /// Runs `exercise` on each of `clips` in turn, judging each on its own: a clip that fails
+    /// is recorded under `key` (its path in the fixtures folder) and the sweep goes on with the
+    /// next, so an expectation can cover one clip without hiding the others. Ends with one
+    /// failure naming every clip that failed. A skip or a cancellation ends the sweep at once.
+    func eachClip<Clip: Sendable>(_ clips: [Clip], key: (Clip) -> String,
+                                  _ exercise: (Clip) async throws -> Void) async throws {
+        for clip in clips {
+            do {
+                try await exercise(clip)
+            } catch let failure as CheckFailure {
+                clipFailures.withLock { $0[key(clip)] = failure.reason }
+            } catch let skip as CheckSkip {
+                throw CheckSkip("\(key(clip)): \(skip.reason)")
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                clipFailures.withLock { $0[key(clip)] = "unexpected error: \(error)" }
+            }
+        }
+        let failed = clipFailures.get()
+        guard failed.isEmpty else {
+            let names = clips.map(key).filter { failed[$0] != nil }
+            throw ClipSweepFailure(names.map { "\($0): \(failed[$0] ?? "")" }.joined(separator: "; "))
+        }
     }
 
     /// The players under test as a backend, for the lists a fallback player or a queue tries.

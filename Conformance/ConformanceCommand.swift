@@ -13,44 +13,38 @@ import PlaybackKit
 /// exit(await ConformanceCommand.run(backends: [MyBackend()]))
 /// ```
 ///
-/// `my-conformance [--backend NAME[,NAME]...|all] [--check NAME]... [--json] [--fixtures DIR]` makes
-/// the fixtures (once) and runs the suite, with a line per check on stderr as it ends, then
-/// the matrix on stdout (or JSON with `--json`). `--check` takes a check's name or a family
-/// (the part before the dot, e.g. `seek`) and may be repeated. `--make-fixtures` only makes
-/// the fixtures; `--list` prints every check with what it proves.
+/// `my-conformance [--backend NAME[,NAME]...|all] [--check NAME]... [--attempts N] [--strict]
+/// [--json] [--fixtures DIR]` makes the fixtures (once) and runs the suite, with a line per
+/// check on stderr as it ends, then the matrix on stdout (or JSON with `--json`). `--check`
+/// takes a check's name or a family (the part before the dot, e.g. `seek`) and may be
+/// repeated. `--attempts N` runs a failed check again, in a fresh player, up to N attempts in
+/// all: one that passes on a later attempt is reported `FLAKY` (and in the JSON with every
+/// attempt's reason) and does not fail the run. `--make-fixtures` only makes the fixtures;
+/// `--list` prints every check with what it proves.
 ///
-/// The exit status is 0 when every check passed (or was skipped for a stated reason) or
-/// failed only as one of `knownFailures`, 1 when any other check failed (or the fixtures
-/// could not be made), 2 on a usage error. Known failures still show as FAIL in the matrix,
-/// each with its reason on stderr; one that passes is pointed out, so the list can shrink.
+/// `expectations` list what a backend is known not to pass (`ConformanceExpectation`):
+/// failures and flaky checks it lists do not fail the run, unsupported checks do not run.
+/// After the matrix, stderr gets one line per check that is no plain pass: `flaky: backend/check
+/// …` for every flake, listed or not, so a flake stays visible until its race is found.
+///
+/// The exit status is 0 when no check failed in a way `expectations` do not cover (with
+/// `--strict`, also none passed that an expectation says fails), 1 otherwise (or when the
+/// fixtures could not be made), 2 on a usage error.
 public enum ConformanceCommand {
-    /// A check a backend is known to fail, with the reason: listed so that it stays visible
-    /// (the matrix shows it as FAIL, the runner names it as known) while the rest of the
-    /// suite guards against regressions.
-    public struct KnownFailure: Sendable, Equatable {
-        /// The backend's name.
-        public let backend: String
-        /// The check's full name.
-        public let check: String
-        /// What goes wrong, and why.
-        public let reason: String
-
-        /// A known failure of `check` on `backend`.
-        public init(backend: String, check: String, reason: String) {
-            self.backend = backend
-            self.check = check
-            self.reason = reason
-        }
-    }
+    /// The expectation type under its earlier name: a check a backend is known to fail.
+    public typealias KnownFailure = ConformanceExpectation
 
     /// The usage text, for the program named `program`.
     public static func usage(program: String) -> String {
         """
-        usage: \(program) [--backend NAME[,NAME]...|all] [--check NAME]... [--json] [--fixtures DIR]
+        usage: \(program) [--backend NAME[,NAME]...|all] [--check NAME]... [--attempts N] [--strict] [--json] [--fixtures DIR]
                \(program) --make-fixtures [--fixtures DIR]
                \(program) --list
           --backend NAME   one backend, or a list separated by commas (default: all)
           --check NAME     a check, or a family such as "seek"; may be repeated (default: every check)
+          --attempts N     run a failed check again, in a fresh player, up to N attempts in all;
+                           a pass on a later attempt is reported FLAKY and does not fail the run
+          --strict         also fail when a check listed as failing passes (its entry is out of date)
           --json           the matrix as JSON on stdout
           --fixtures DIR   where the test media is made and read (default: \(defaultFixturesText))
           --make-fixtures  make the test media and exit
@@ -61,10 +55,10 @@ public enum ConformanceCommand {
     private static let defaultFixturesText = "./Fixtures"
 
     /// Parses `arguments` (without the program's name), runs what they ask for against
-    /// `backends`, prints the results and returns the exit status. `fixtures` is the folder
-    /// used without `--fixtures` (default: `Fixtures` in the current directory); `program`
-    /// names the program in messages.
-    public static func run(backends: [any PlaybackBackend], knownFailures: [KnownFailure] = [],
+    /// `backends` with their `expectations`, prints the results and returns the exit status.
+    /// `fixtures` is the folder used without `--fixtures` (default: `Fixtures` in the current
+    /// directory); `program` names the program in messages.
+    public static func run(backends: [any PlaybackBackend], expectations: [ConformanceExpectation] = [],
                            arguments: [String] = Array(CommandLine.arguments.dropFirst()),
                            fixtures: URL? = nil, program: String = programName) async -> Int32 {
         func complain(_ message: String) {
@@ -138,7 +132,8 @@ public enum ConformanceCommand {
         let report = ReportOutput()
         var reports: [ConformanceReport] = []
         for backend in selected {
-            reports.append(await runSuite(backend, fixtures: made, only: options.checks))
+            reports.append(await runSuite(backend, fixtures: made, only: options.checks, attempts: options.attempts,
+                                          expectations: expectations))
         }
         let matrix = ConformanceMatrix(reports: reports)
         if options.json {
@@ -153,7 +148,17 @@ public enum ConformanceCommand {
             report.write(Array(matrix.renderText().utf8))
         }
         report.close()
-        return judge(reports, knownFailures: knownFailures)
+        for line in reports.flatMap(\.noteLines) { StandardStreams.writeError(line + "\n") }
+        let failing = reports.flatMap { report in report.results.filter { $0.failsRun(strict: options.strict) } }
+        return failing.isEmpty ? 0 : 1
+    }
+
+    /// `run(backends:expectations:…)` under its earlier name.
+    @available(*, deprecated, renamed: "run(backends:expectations:arguments:fixtures:program:)")
+    public static func run(backends: [any PlaybackBackend], knownFailures: [ConformanceExpectation],
+                           arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+                           fixtures: URL? = nil, program: String = programName) async -> Int32 {
+        await run(backends: backends, expectations: knownFailures, arguments: arguments, fixtures: fixtures, program: program)
     }
 
     /// This program's name, from its command line.
@@ -162,38 +167,19 @@ public enum ConformanceCommand {
     }
 
     /// Runs the suite against one backend, with a line on stderr for each check as it ends.
-    private static func runSuite(_ backend: any PlaybackBackend, fixtures: URL, only: Set<String>?) async -> ConformanceReport {
+    private static func runSuite(_ backend: any PlaybackBackend, fixtures: URL, only: Set<String>?, attempts: Int,
+                                 expectations: [ConformanceExpectation]) async -> ConformanceReport {
         let name = backend.name
         let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
-        let report = await suite.run(only: only) { progress in
+        let report = await suite.run(only: only, attempts: attempts, expectations: expectations) { progress in
             guard case .finished(let result) = progress else { return }
-            var line = "[\(name)] \(result.name): \(result.outcome.status) (\(String(cFormat: "%.1f", result.seconds)) s)"
+            var line = "[\(name)] \(result.name): \(result.verdict.rawValue) (\(String(cFormat: "%.1f", result.seconds)) s)"
+            if result.attempts.count > 1 { line += " after \(result.attempts.count) attempts" }
             if let reason = result.outcome.reason { line += " — \(reason)" }
             StandardStreams.writeError(line + "\n")
         }
         StandardStreams.writeError(report.summaryLine + "\n")
         return report
-    }
-
-    /// The exit status for `reports`: failures listed in `knownFailures` are reported on
-    /// stderr, and only the others fail the run; a known failure that passed is pointed out.
-    private static func judge(_ reports: [ConformanceReport], knownFailures: [KnownFailure]) -> Int32 {
-        var unexpected = 0
-        for report in reports {
-            for result in report.results {
-                let known = knownFailures.first { $0.backend == report.backend && $0.check == result.name }?.reason
-                if result.outcome.status == "fail" {
-                    if let known {
-                        StandardStreams.writeError("conformance: \(report.backend) \(result.name): known failure (\(known))\n")
-                    } else {
-                        unexpected += 1
-                    }
-                } else if known != nil, result.outcome.status == "pass" {
-                    StandardStreams.writeError("conformance: \(report.backend) \(result.name) passed although listed as a known failure\n")
-                }
-            }
-        }
-        return unexpected == 0 ? 0 : 1
     }
 }
 
@@ -242,11 +228,13 @@ private struct Options {
     var makeFixturesOnly = false
     var list = false
     var help = false
+    var attempts = 1
+    var strict = false
 
     /// Options that take a value (`--name value` or `--name=value`).
-    static let valued: Set<String> = ["--backend", "--check", "--fixtures"]
+    static let valued: Set<String> = ["--backend", "--check", "--fixtures", "--attempts"]
     /// Options that take none.
-    static let flags: Set<String> = ["--json", "--make-fixtures", "--list", "--help", "-h"]
+    static let flags: Set<String> = ["--json", "--strict", "--make-fixtures", "--list", "--help", "-h"]
 
     init(_ words: [String]) throws {
         var index = 0
@@ -267,11 +255,17 @@ private struct Options {
                 switch word {
                 case "--backend": backend = value
                 case "--check": checks = (checks ?? []).union([value ?? ""])
+                case "--attempts":
+                    guard let count = value.flatMap({ Int($0) }), count >= 1 else {
+                        throw UsageError(message: "--attempts needs a whole number of at least 1, not '\(value ?? "")'")
+                    }
+                    attempts = count
                 default: fixtures = value
                 }
             } else if Self.flags.contains(word), value == nil {
                 switch word {
                 case "--json": json = true
+                case "--strict": strict = true
                 case "--make-fixtures": makeFixturesOnly = true
                 case "--list": list = true
                 default: help = true

@@ -97,13 +97,20 @@ public struct ConformanceSuite: Sendable {
 
     /// Runs the checks (those `only` selects, or all) one after another and reports each.
     /// `progress` hears about every check as it starts and ends.
-    public func run(only: Set<String>? = nil,
+    ///
+    /// A check that fails is run again in a fresh player, up to `attempts` times in all; one
+    /// that passes on a later attempt is reported `flaky` (every attempt's reason kept) and
+    /// does not fail the run. `expectations` (this backend's entries are used) say which
+    /// checks, or which clips of a sweep, are known to fail, fail now and then, or cannot run
+    /// at all: see `ConformanceExpectation`.
+    public func run(only: Set<String>? = nil, attempts: Int = 1, expectations: [ConformanceExpectation] = [],
                     progress: (@Sendable (ConformanceProgress) -> Void)? = nil) async -> ConformanceReport {
         let started = Date()
+        let book = ExpectationBook(expectations, backend: backendName)
         var results: [CheckResult] = []
         for check in Self.selected(only) {
             progress?(.started(check: check.name))
-            let result = await run(check)
+            let result = await run(check, attempts: max(1, attempts), book: book)
             results.append(result)
             progress?(.finished(result))
         }
@@ -111,14 +118,27 @@ public struct ConformanceSuite: Sendable {
                                  seconds: Date().timeIntervalSince(started), results: results)
     }
 
+    /// Runs `check` until an attempt settles it (or `attempts` ran) and judges the attempts
+    /// against `book`.
+    private func run(_ check: Check, attempts limit: Int, book: ExpectationBook) async -> CheckResult {
+        if let entry = book.unsupported(check.name) {
+            return CheckResult(name: check.name, attempts: [CheckAttempt(outcome: .skipped("unsupported: \(entry.reason)"), seconds: 0)],
+                               verdict: .unsupported, expected: [entry.reason])
+        }
+        return await book.result(of: check.name, attempts: limit) { await run(check) }
+    }
+
     /// Runs one check with a fresh context, racing it against its deadline.
-    private func run(_ check: Check) async -> CheckResult {
+    private func run(_ check: Check) async -> CheckAttempt {
         let context = CheckContext(fixtures: fixtures, backendName: backendName,
                                    expectedPlayerBackendName: expectedPlayerBackendName, factory: factory)
         let start = monotonicSeconds()
-        let outcome = Watched<CheckOutcome?>(nil)
-        let settle: @Sendable (CheckOutcome) -> Void = { result in
-            outcome.update { if $0 == nil { $0 = result } }
+        // The first ending wins: how the check ended, and whether the failure lies outside a
+        // sweep's clips (every failure of a check that is no sweep), as opposed to the one
+        // `eachClip` ends a sweep with.
+        let ending = Watched<(outcome: CheckOutcome, outsideClips: Bool)?>(nil)
+        let settle: @Sendable (CheckOutcome, Bool) -> Void = { outcome, outsideClips in
+            ending.update { if $0 == nil { $0 = (outcome, outsideClips) } }
         }
         // Each check runs on its own thread, so a call that never returns blocks only that
         // thread, never the shared pool the runner and later checks need.
@@ -126,31 +146,37 @@ public struct ConformanceSuite: Sendable {
         let task = Task(executorPreference: executor) {
             do {
                 try await check.body(context)
-                settle(.pass)
+                settle(.pass, false)
             } catch let failure as CheckFailure {
-                settle(.fail(failure.reason))
+                settle(.fail(failure.reason), true)
+            } catch let failure as ClipSweepFailure {
+                settle(.fail(failure.reason), false)
             } catch let skip as CheckSkip {
-                settle(.skipped(skip.reason))
+                settle(.skipped(skip.reason), false)
             } catch is CancellationError {
-                settle(.fail("cancelled"))
+                settle(.fail("cancelled"), true)
             } catch {
-                settle(.fail("unexpected error: \(error)"))
+                settle(.fail("unexpected error: \(error)"), true)
             }
         }
-        let finished = await outcome.wait(timeout: check.timeout) { $0 != nil }
+        let finished = await ending.wait(timeout: check.timeout) { $0 != nil }
         if !finished {
-            settle(.fail("hang: the check did not finish within \(format(check.timeout)) s (last step: \(context.trace.get()))"))
+            settle(.fail("hang: the check did not finish within \(format(check.timeout)) s (last step: \(context.trace.get()))"), true)
             task.cancel()
         }
-        var result = outcome.read { $0 } ?? .fail("no outcome")
+        var (result, outsideClips) = ending.read { $0 } ?? (.fail("no outcome"), true)
         if let problem = await context.cleanUp() {
+            outsideClips = true
             if case .fail(let reason) = result {
                 result = .fail(reason + "; " + problem)
             } else {
                 result = .fail(problem)
             }
         }
-        return CheckResult(name: check.name, outcome: result, seconds: monotonicSeconds() - start)
+        let failed = result.status == "fail"
+        return CheckAttempt(outcome: result, seconds: monotonicSeconds() - start,
+                            clipFailures: failed ? context.clipFailures.get() : [:],
+                            failedOutsideClips: failed && outsideClips)
     }
 }
 

@@ -69,24 +69,18 @@ enum FormatChecks {
         "the first .frames picture of each clip of the format sweep with video comes within 2 s of prepareToPlay(), shows frame 0 and is stamped 0 (± 1 ms), as the media's timeline starts at 0 on every engine",
         timeout: 40
     ) { context in
-        // Every clip is tried; the failure names each one that failed.
-        var problems: [String] = []
-        for clip in clips where clip.video != nil {
+        // Every clip is tried and judged on its own; the failure names each one that failed.
+        try await context.eachClip(clips.filter { $0.video != nil }, key: \.path) { clip in
             let p = try context.player(url: try fixture(context, clip), frames: true)
             defer { p.player.shutdown() }
             p.player.prepareToPlay()
             guard await p.frames!.waitUntil(count: 1, timeout: 2), let first = p.frames!.records.first else {
-                problems.append("\(clip.path): no .frames picture within 2 s of prepareToPlay()")
-                continue
+                throw CheckFailure("no .frames picture within 2 s of prepareToPlay()")
             }
-            if first.number != 0 {
-                problems.append("\(clip.path): the first .frames picture shows frame \(first.number.map(String.init) ?? "unreadable"), expected 0")
-            } else if abs(first.presentationTime) > 0.001 {
-                problems.append("\(clip.path): the first .frames picture is stamped \(format(first.presentationTime)) s, expected 0 (the media's start)")
-            }
-            p.player.shutdown()
+            try expect(first.number == 0, "the first .frames picture shows frame \(first.number.map(String.init) ?? "unreadable"), expected 0")
+            try expect(abs(first.presentationTime) <= 0.001,
+                       "the first .frames picture is stamped \(format(first.presentationTime)) s, expected 0 (the media's start)")
         }
-        try expect(problems.isEmpty, problems.joined(separator: "; "))
     }
 
     /// The sweep of one clip, as a check.

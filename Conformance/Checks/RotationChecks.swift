@@ -40,7 +40,7 @@ enum RotationChecks {
         "clips whose display matrix turns them 90, 180 and 270 degrees: naturalSize is the upright size, and the thumbnail, .frames and .yuvFrames (its displaySize and rgbaFrame()) show the picture upright, each corner marker where ffmpeg shows it; an anamorphic clip turned a quarter is shown at its upright display size (160x320 for 480x240) in each",
         timeout: 80 * SizeSweep.slowdown
     ) { context in
-        for clip in clips + [anamorphic] { try await exercise(clip, context) }
+        try await context.eachClip(clips + [anamorphic], key: \.fixture) { try await exercise($0, context) }
     }
 
     /// The steps every clip goes through.

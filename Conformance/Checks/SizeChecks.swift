@@ -77,7 +77,7 @@ enum SizeSweep {
                        exercise: @escaping @Sendable (SweepClip, CheckContext) async throws -> Void) -> [Check] {
         families.map { family in
             Check("\(prefix).\(family.name)", "\(family.what): \(summary)", timeout: family.seconds * timeScale * slowdown) { context in
-                for clip in family.clips { try await exercise(clip, context) }
+                try await context.eachClip(family.clips, key: \.fixture) { try await exercise($0, context) }
             }
         }
     }

@@ -149,18 +149,15 @@ struct Mediaplay {
     }
 
     /// `mediaplay conformance`: the library's runner (`ConformanceCommand`) over every
-    /// compiled-in backend, with the checkout's fixtures and the known failures this package
-    /// lists for its engines (`PlaybackBackends.knownConformanceFailures`).
+    /// compiled-in backend, with the checkout's fixtures and what this package expects of its
+    /// engines (`ConformanceExpectation.builtInEngines`).
     static func conformance(_ words: [String]) async -> Int32 {
         guard !Backends.all.isEmpty else {
             StandardStreams.writeError("mediaplay: error: no backend is compiled in (build with a trait: GStreamer, FFmpeg, MPV or VLC)\n")
             return 2
         }
-        let known = PlaybackBackends.knownConformanceFailures.map {
-            ConformanceCommand.KnownFailure(backend: $0.backend, check: $0.check, reason: $0.reason)
-        }
         return await ConformanceCommand.run(
-            backends: Backends.all, knownFailures: known, arguments: words,
+            backends: Backends.all, expectations: ConformanceExpectation.builtInEngines, arguments: words,
             fixtures: packageRoot().appendingPathComponent("Fixtures"), program: "mediaplay conformance")
     }
 }

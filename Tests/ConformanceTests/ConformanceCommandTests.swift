@@ -20,25 +20,36 @@ extension ConformanceRuns {
             let arguments = ["--check", "lifecycle.prepared"]
             let failing = await ConformanceCommand.run(backends: [RefusingBackend()], arguments: arguments, fixtures: fixtures, program: "test")
             #expect(failing == 1)
-            let known = ConformanceCommand.KnownFailure(backend: "refusing", check: "lifecycle.prepared", reason: "it makes no players")
-            let allowed = await ConformanceCommand.run(backends: [RefusingBackend()], knownFailures: [known], arguments: arguments,
+            let known = ConformanceExpectation.fails("refusing", "lifecycle.prepared", "it makes no players")
+            let allowed = await ConformanceCommand.run(backends: [RefusingBackend()], expectations: [known], arguments: arguments,
                                                        fixtures: fixtures, program: "test")
             #expect(allowed == 0)
-            let otherCheck = await ConformanceCommand.run(backends: [RefusingBackend()], knownFailures: [known],
+            let otherCheck = await ConformanceCommand.run(backends: [RefusingBackend()], expectations: [known],
                                                           arguments: ["--check", "lifecycle.stop"], fixtures: fixtures, program: "test")
             #expect(otherCheck == 1)
+            // Listed as flaky, a check that fails every attempt does not fail the run either;
+            // retried, it is still a failure where nothing lists it.
+            let flaky = ConformanceExpectation.flaky("refusing", "lifecycle.prepared", "it makes no players")
+            #expect(await ConformanceCommand.run(backends: [RefusingBackend()], expectations: [flaky], arguments: arguments + ["--attempts", "2"],
+                                                 fixtures: fixtures, program: "test") == 0)
+            #expect(await ConformanceCommand.run(backends: [RefusingBackend()], arguments: arguments + ["--attempts", "3"],
+                                                 fixtures: fixtures, program: "test") == 1)
+            // An unsupported check does not run, and does not fail the run.
+            let unsupported = ConformanceExpectation.unsupported("refusing", "lifecycle.prepared", "it makes no players")
+            #expect(await ConformanceCommand.run(backends: [RefusingBackend()], expectations: [unsupported], arguments: arguments,
+                                                 fixtures: fixtures, program: "test") == 0)
         }
 
         @Test("--backend takes a list: each backend named runs")
         func aListOfBackendsRunsEach() async throws {
             let fixtures = try TestFixtures.ensure()
             let backends = [RefusingBackend(), RefusingBackend(name: "second")]
-            let known = ConformanceCommand.KnownFailure(backend: "refusing", check: "lifecycle.prepared", reason: "it makes no players")
+            let known = ConformanceExpectation.fails("refusing", "lifecycle.prepared", "it makes no players")
             let arguments = ["--check", "lifecycle.prepared", "--backend"]
             // Only the first is known to fail: the run fails when the second ran too.
-            #expect(await ConformanceCommand.run(backends: backends, knownFailures: [known], arguments: arguments + ["refusing"],
+            #expect(await ConformanceCommand.run(backends: backends, expectations: [known], arguments: arguments + ["refusing"],
                                                  fixtures: fixtures, program: "test") == 0)
-            #expect(await ConformanceCommand.run(backends: backends, knownFailures: [known], arguments: arguments + ["refusing,second"],
+            #expect(await ConformanceCommand.run(backends: backends, expectations: [known], arguments: arguments + ["refusing,second"],
                                                  fixtures: fixtures, program: "test") == 1)
             #expect(await ConformanceCommand.run(backends: backends, arguments: arguments + ["refusing,other"],
                                                  fixtures: fixtures, program: "test") == 2)
@@ -51,6 +62,9 @@ extension ConformanceRuns {
             #expect(await ConformanceCommand.run(backends: [RefusingBackend()], arguments: ["--check"], fixtures: folder, program: "test") == 2)
             #expect(await ConformanceCommand.run(backends: [RefusingBackend()], arguments: ["--check=no.such"], fixtures: folder, program: "test") == 2)
             #expect(await ConformanceCommand.run(backends: [], arguments: [], fixtures: folder, program: "test") == 2)
+            for count in ["0", "two", "-1"] {
+                #expect(await ConformanceCommand.run(backends: [RefusingBackend()], arguments: ["--attempts", count], fixtures: folder, program: "test") == 2)
+            }
         }
 
         @Test("the fixture recipe says so when the ffmpeg CLI is missing")

@@ -156,21 +156,15 @@ extension ConformanceRuns {
             let fixtures = try TestFixtures.ensure()
             let backend = try #require(Self.relayingBackends.first { $0.0 == name }?.1)
             let suite = ConformanceSuite(backend: backend, fixtures: fixtures)
-            let report = await suite.run(only: ["http"]) { progress in
+            let report = await suite.run(only: ["http"], attempts: ConformanceRuns.attempts,
+                                         expectations: ConformanceExpectation.builtInEngines) { progress in
                 guard case .finished(let result) = progress else { return }
                 let reason = result.outcome.reason.map { " — \($0)" } ?? ""
-                FileHandle.standardError.write(Data("[\(name) relayed] \(result.name): \(result.outcome.status)\(reason)\n".utf8))
+                FileHandle.standardError.write(Data("[\(name) relayed] \(result.name): \(result.verdict.rawValue)\(reason)\n".utf8))
             }
             #expect(report.results.count == ConformanceSuite.checkNames.filter { $0.hasPrefix("http.") }.count)
             #expect(report.skips.isEmpty)
-            for result in report.results {
-                guard case .fail(let reason) = result.outcome else { continue }
-                if let known = PlaybackBackends.knownFailure(backend: name, check: result.name) {
-                    withKnownIssue("\(name) \(result.name): \(known)") { Issue.record("relayed: \(reason)") }
-                } else {
-                    Issue.record("\(name) relayed failed \(result.name): \(reason)")
-                }
-            }
+            ConformanceRuns.recordFailures(of: report)
         }
     }
 }

@@ -18,21 +18,15 @@ extension ConformanceRuns {
         func windowFamily(backend name: String) async throws {
             let fixtures = try TestFixtures.ensure()
             let backend = try #require(Backends.backend(named: name))
-            let report = await ConformanceSuite(backend: backend, fixtures: fixtures).run(only: ["window"]) { progress in
-                guard case .finished(let result) = progress else { return }
-                let reason = result.outcome.reason.map { " — \($0)" } ?? ""
-                FileHandle.standardError.write(Data("[\(name)] \(result.name): \(result.outcome.status)\(reason)\n".utf8))
-            }
+            let report = await ConformanceSuite(backend: backend, fixtures: fixtures)
+                .run(only: ["window"], attempts: ConformanceRuns.attempts, expectations: ConformanceExpectation.builtInEngines) { progress in
+                    guard case .finished(let result) = progress else { return }
+                    let reason = result.outcome.reason.map { " — \($0)" } ?? ""
+                    FileHandle.standardError.write(Data("[\(name)] \(result.name): \(result.verdict.rawValue)\(reason)\n".utf8))
+                }
             #expect(!report.results.isEmpty)
             #expect(report.skips.isEmpty, "\(name) skipped \(report.skips.map { "\($0.name) (\($0.outcome.reason ?? ""))" })")
-            for failure in report.failures {
-                let reason = failure.outcome.reason ?? ""
-                if let known = PlaybackBackends.knownFailure(backend: name, check: failure.name) {
-                    withKnownIssue("\(name) \(failure.name): \(known)") { Issue.record("\(name) failed \(failure.name): \(reason)") }
-                } else {
-                    Issue.record("\(name) failed \(failure.name): \(reason)")
-                }
-            }
+            ConformanceRuns.recordFailures(of: report)
         }
 
         /// The window family catches faults: a window that never gets a picture, and scaling

@@ -76,18 +76,4 @@ import Testing
         }
     }
 
-    @Test func subWithAQueueIsAClearError() throws {
-        let cues = CLI.fixtures.appendingPathComponent("tracks/cues.srt")
-        let short = CLI.fixtures.appendingPathComponent("short.mp4").path
-        let result = try CLI.run(["play", "--audio", "null", "--sub", cues.path, short, short])
-        #expect(result.status != 0)
-        #expect(result.stderr.contains("--sub goes with one file"), "\(result.stderr)")
-    }
-
-    @Test(arguments: ["backends", "play", "info", "thumbnail", "conformance"])
-    func everyCommandAnswersHelp(command: String) throws {
-        let result = try CLI.run([command, "--help"])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.hasPrefix("usage: mediaplay \(command)"), "\(result.stdout)")
-    }
 }

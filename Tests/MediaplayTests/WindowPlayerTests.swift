@@ -50,10 +50,4 @@ struct WindowPlayerTests {
         #expect(rgb(316, 183).r < 100, "the seek bar's rest: \(rgb(316, 183))")
     }
 
-    @Test func sizeAndFullscreenNeedTheWindowAndAValidSize() throws {
-        let withoutWindow = try CLI.run(["play", "--fullscreen", "--audio", "null", "x.mp4"])
-        #expect(withoutWindow.status != 0 && withoutWindow.stderr.contains("--size and --fullscreen go with --window"))
-        let badSize = try CLI.run(["play", "--window", "--size", "big", "--audio", "null", "x.mp4"])
-        #expect(badSize.status != 0 && badSize.stderr.contains("--size takes WIDTHxHEIGHT"))
-    }
 }
