@@ -77,6 +77,8 @@ public final class PlaybackQueue: Sendable {
     private let failureHub = EventFanOut<QueueItemFailure>()
     private let candidates: [any PlaybackBackend]
     private let options: PlaybackOptions
+    /// What `observeHandledEvents(_:)` was handed, called in order.
+    private let handledEventObservers = Locked<[@Sendable (_ index: Int, _ event: PlaybackEvent) -> Void]>([])
 
     /// A queue of `urls`, each played by the first of `backends` that can (empty: the backend
     /// `Backends.makePlayer(backend: nil, ...)` would choose, i.e. `MEDIAPLAYBACK_BACKEND`, which
@@ -128,6 +130,15 @@ public final class PlaybackQueue: Sendable {
     /// A fresh stream of the items that failed and were skipped, from now on; it finishes at
     /// shutdown().
     public var failures: AsyncStream<QueueItemFailure> { failureHub.makeStream() }
+
+    /// Calls `observer` on the queue's serial queue each time the queue has handled an event of
+    /// an item's player (or let it go, as it does after shutdown() and for a player it no longer
+    /// uses), with the item's index. By then the queue has done everything that event makes it
+    /// do, and so has the item's player before it passed the event on: what one waits on to
+    /// know that the queue has caught up with a player.
+    package func observeHandledEvents(_ observer: @escaping @Sendable (_ index: Int, _ event: PlaybackEvent) -> Void) {
+        handledEventObservers.withLock { $0.append(observer) }
+    }
 
     // MARK: - What the app does
 
@@ -255,7 +266,10 @@ public final class PlaybackQueue: Sendable {
         Task { [weak self] in
             for await event in stream {
                 guard let self else { return }
-                self.work.async { self.received(event, fromSlot: number) }
+                self.work.async {
+                    self.received(event, fromSlot: number)
+                    for observer in self.handledEventObservers.get() { observer(index, event) }
+                }
             }
         }
         return QueueSlot(number: number, index: index, player: player, pictures: pictures)

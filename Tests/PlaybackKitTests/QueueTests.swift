@@ -36,6 +36,14 @@ import Testing
         return log.players(for: item)[number - 1]
     }
 
+    /// The events of its items' players that `queue` has handled from now on, each with its
+    /// item's index, in order.
+    func handledEvents(of queue: PlaybackQueue) -> Waitable<[(index: Int, event: PlaybackEvent)]> {
+        let handled = Waitable<[(index: Int, event: PlaybackEvent)]>([])
+        queue.observeHandledEvents { index, event in handled.update { $0.append((index, event)) } }
+        return handled
+    }
+
     /// What was done to the players of `item`.
     func calls(_ item: String) -> [String] {
         log.lines.filter { $0.hasPrefix("scripted \(item): ") }.map { String($0.dropFirst("scripted \(item): ".count)) }
@@ -74,18 +82,22 @@ import Testing
         let options = PlaybackOptions(videoOutput: .frames(viewport: nil) { _ in pictures.update { $0 += 1 } })
         let (queue, events, _) = queue(["a.mp4", "b.mp4"], options: options)
         defer { queue.shutdown() }
+        let handled = handledEvents(of: queue)
         queue.play()
         #expect(await events.next() == .itemChanged(0))
         let a = try await player("a.mp4")
-        #expect(await log.wait { _ in self.calls("b.mp4").contains("picture") })
         // b's picture is held by b's fallback player until it chooses its engine, then by the
-        // queue: it must not reach the app in the meantime.
-        #expect(await !pictures.wait(timeout: 0.3) { $0 > 1 }, "only a's picture, not b's prepared ahead")
-        #expect(pictures.value == 1)
+        // queue: it must not reach the app in the meantime. b's player presents it as it
+        // prepares and then sends `.playbackStateChanged(.paused)`, its last event; the fallback
+        // player hands the picture on as it chooses the engine, before it passes the events on.
+        // Once the queue has handled that last event, everything b's preparation set off has run.
+        #expect(await handled.wait(timeout: 5) { events in
+            events.contains { $0.index == 1 && $0.event == .playbackStateChanged(.paused) }
+        })
+        #expect(calls("b.mp4").contains("picture"), "b presents its picture while prepared ahead")
+        #expect(pictures.value == 1, "only a's picture, not b's prepared ahead")
         a.finishPlaying()
         #expect(await events.next() == .itemChanged(1))
-        // b's picture comes as b starts: at once when the queue held it, else as soon as b's
-        // fallback player lets it go (b may end up current before its engine is chosen).
         #expect(await pictures.wait(timeout: 5) { $0 == 2 }, "b's picture, held back, comes when b starts")
     }
 
@@ -199,13 +211,16 @@ import Testing
 
     @Test func whenEveryItemFailsTheQueueFinishes() async throws {
         let (queue, events, failures) = await started(["bad-a.mp4", "bad-b.mp4"], repeatMode: .all)
-        defer { queue.shutdown() }
         #expect(await events.next() == .itemChanged(1))
         #expect(await events.next() == .finished)
-        // The failures come on a stream of their own: each is awaited, not read beside the events.
-        #expect(await failures.next()?.index == 0)
-        #expect(await failures.next()?.index == 1)
-        #expect(await failures.next(timeout: 0.2) == nil, "each item fails once")
+        // The queue sends every failure before shutdown() ends its streams: what they delivered
+        // by their end is all there was.
+        queue.shutdown()
+        #expect(await failures.waitForEnd())
+        #expect(await events.waitForEnd())
+        #expect(failures.all.map(\.index) == [0, 1], "each item fails once")
+        #expect(failures.all.map(\.url.lastPathComponent) == ["bad-a.mp4", "bad-b.mp4"])
+        #expect(events.all == [.itemChanged(0), .itemChanged(1), .finished], "nothing plays after the end")
         #expect(log.players.count == 2)
     }
 
@@ -230,6 +245,10 @@ import Testing
         queue.play()
         #expect(await log.wait { $0.players(for: "b.mp4").count == 2 })
         #expect(await log.wait { _ in self.calls("a.mp4").suffix(2) == ["play", "prepare"] })
+        // Every event is sent before shutdown() ends the stream: what it delivered by its end is
+        // all there was.
+        queue.shutdown()
+        #expect(await events.waitForEnd())
         #expect(events.all == [.itemChanged(0)], "stop() and play() keep the item")
     }
 
