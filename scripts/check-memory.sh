@@ -9,12 +9,10 @@
 #                                             valgrind's memcheck over mediaplay: the picture-
 #                                             size sweep (every family, or those named) and the
 #                                             thumbnail, .frames and .yuvFrames paths, per backend
+#   scripts/check-memory.sh memcheck-cli [--backend NAME|all]
+#                                             memcheck over the thumbnail, .frames and .yuvFrames
+#                                             paths alone (what the gate runs)
 #   scripts/check-memory.sh release           mediaplay conformance --backend all, release build
-#   scripts/check-memory.sh ci                what CI runs after the README's test command (the
-#                                             suite under asan): the release conformance run of
-#                                             the picture, timing, network and stress families,
-#                                             and memcheck over the release mediaplay on the
-#                                             sweep's common and tiny sizes
 #
 # Each mode exits non-zero when its checker reports an error of ours. Engine-internal reports
 # that are not ours are in scripts/valgrind/*.supp and scripts/sanitizers/*.supp, one reason
@@ -34,6 +32,30 @@ memcheck() {
   timeout "$limit" valgrind --error-exitcode=99 --num-callers=40 \
     --suppressions=scripts/valgrind/engines.supp --suppressions=scripts/valgrind/swift-runtime.supp \
     --log-file="$log" "$@"
+}
+
+# memcheck_cli BACKEND: the command-line paths a user runs, a thumbnail, .frames and
+# .yuvFrames playback, at sizes that once corrupted memory (MEMCHECK_CLI_SIZES). Each run is
+# bounded, so a hang fails, not stalls.
+memcheck_cli() {
+  local backend=$1 status=0
+  mkdir -p .build/memcheck
+  for size in ${MEMCHECK_CLI_SIZES:-424x240 426x320 1706x960}; do
+    memcheck ".build/memcheck/$backend-thumbnail-$size.log" 900 "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
+      -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
+    memcheck ".build/memcheck/$backend-frames-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
+      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
+    memcheck ".build/memcheck/$backend-yuv-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video yuv --quiet \
+      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
+  done
+  return "$status"
+}
+
+# memcheck_errors BACKEND STATUS: the errors memcheck reported in BACKEND's logs, on stderr.
+memcheck_errors() {
+  local errors
+  errors=$(grep -h "ERROR SUMMARY" .build/memcheck/"$1"*.log | awk '{ sum += $4 } END { print sum + 0 }')
+  echo "memcheck: $1: $errors errors (logs in .build/memcheck/$1*.log), exit $2" >&2
 }
 
 memcheck_one() {  # backend checks...
@@ -60,19 +82,8 @@ memcheck_one() {  # backend checks...
   elif [ "$checks_status" -ne 0 ]; then
     status=$checks_status
   fi
-  # The command-line paths a user runs: a thumbnail, .frames and .yuvFrames playback, at sizes that once
-  # corrupted memory (MEMCHECK_CLI_SIZES). Each run is bounded, so a hang fails, not stalls.
-  for size in ${MEMCHECK_CLI_SIZES:-424x240 426x320 1706x960}; do
-    memcheck ".build/memcheck/$backend-thumbnail-$size.log" 900 "$mediaplay" thumbnail --backend "$backend" --at 0.5 "Fixtures/sizes/$size.mp4" \
-      -o ".build/memcheck/$backend-$size.png" >/dev/null || status=$?
-    memcheck ".build/memcheck/$backend-frames-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video frames --quiet \
-      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
-    memcheck ".build/memcheck/$backend-yuv-$size.log" 900 "$mediaplay" play --backend "$backend" --audio null --video yuv --quiet \
-      "Fixtures/sizes/$size.mp4" >/dev/null || status=$?
-  done
-  local errors
-  errors=$(grep -h "ERROR SUMMARY" .build/memcheck/"$backend"*.log | awk '{ sum += $4 } END { print sum + 0 }')
-  echo "memcheck: $backend: $errors errors (logs in .build/memcheck/$backend*.log), exit $status" >&2
+  memcheck_cli "$backend" || status=$?
+  memcheck_errors "$backend" "$status"
   return "$status"
 }
 
@@ -85,7 +96,7 @@ case $mode in
     swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build/$mode"
     swift test --skip-build --sanitize="$sanitizer" --scratch-path ".build/$mode" --no-parallel --filter "$filter"
     ;;
-  memcheck)
+  memcheck|memcheck-cli)
     command -v valgrind >/dev/null || { echo "check-memory: valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
     chosen=all; checks=()
     while [ $# -gt 0 ]; do
@@ -103,27 +114,22 @@ case $mode in
     # The fixtures, made (or confirmed) outside memcheck.
     "$mediaplay" conformance --make-fixtures >/dev/null
     failed=0
-    for backend in "${backends[@]}"; do memcheck_one "$backend" ${checks[@]+"${checks[@]}"} || failed=1; done
+    for backend in "${backends[@]}"; do
+      if [ "$mode" = memcheck-cli ]; then
+        rm -f .build/memcheck/"$backend"-*.log
+        status=0
+        memcheck_cli "$backend" || status=$?
+        memcheck_errors "$backend" "$status"
+        [ "$status" -eq 0 ] || failed=1
+      else
+        memcheck_one "$backend" ${checks[@]+"${checks[@]}"} || failed=1
+      fi
+    done
     exit $failed
     ;;
   release)
     swift build -c release --product mediaplay
     .build/release/mediaplay conformance --backend all
-    ;;
-  ci)
-    # After the README's test command (the whole suite under the address sanitizer): the
-    # release build's conformance run over the families whose code paths an optimised build
-    # changes most (pictures, conversions, timing, seeking, the network, stress; the track,
-    # cue, queue, fallback and window families are rules and calls that the whole debug run
-    # before covers, and run in release in `release` mode), then memcheck over it on the
-    # sweep's common (the sizes that once corrupted memory) and tiny clips and the command
-    # line's picture paths (the odd sizes and the rest of the sweep run under memcheck in
-    # `memcheck` mode, outside CI's time).
-    swift build -c release --product mediaplay
-    release_families=(lifecycle time seek end picture rate volume bad-input api http picture-size yuv yuv-size format stress)
-    .build/release/mediaplay conformance --backend all $(printf -- '--check %s ' "${release_families[@]}")
-    # (At 1706x960, libVLC's thumbnail under memcheck waits without end: left to the full run.)
-    MEDIAPLAY=.build/release/mediaplay MEMCHECK_CLI_SIZES="424x240 426x320" "$0" memcheck --check picture-size.common --check picture-size.tiny
     ;;
   *)
     sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
