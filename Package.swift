@@ -96,7 +96,8 @@ let package = Package(
         .systemLibrary(
             name: "CFFmpeg", path: "Adapters/FFmpeg/CFFmpeg",
             // Written by scripts/setup.sh from libavformat, libavcodec, libavfilter, libswscale,
-            // libswresample, libavutil and sdl2 (without SDL2's -D_REENTRANT).
+            // libswresample, libavutil, and the headers of sdl2 (without SDL2's -D_REENTRANT;
+            // SDL2 is loaded when a system audio device is first opened).
             pkgConfig: "playbackkit-ffmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
                               "libswresample-dev", "libavutil-dev", "libsdl2-dev"])]),

@@ -13,6 +13,17 @@ public struct CheckFailure: Error, CustomStringConvertible {
     public init(_ reason: String) { self.reason = reason }
     /// The reason.
     public var description: String { reason }
+
+    /// Runs `body`; a failure it throws comes out with `subject` (a clip, a cycle) in front of
+    /// its reason, so that a check over many subjects names the one that failed.
+    @discardableResult
+    static func naming<Result>(_ subject: String, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let failure as CheckFailure {
+            throw CheckFailure("\(subject): \(failure.reason)")
+        }
+    }
 }
 
 /// The failure `CheckContext.eachClip` ends a sweep with: every failed clip is in the
@@ -343,6 +354,14 @@ final class CheckContext: Sendable {
         } catch {
             throw CheckFailure("the suite could not make its test certificates: \(error)")
         }
+    }
+
+    /// What the check's local servers were asked and answered, one line each, or nil when it
+    /// started none: added to a failure's reason, so a failed request shows which one it was.
+    func serverLogs() -> String? {
+        let list = servers.withLock { $0 }
+        guard !list.isEmpty else { return nil }
+        return list.map { "server log: " + NetworkChecks.describeRequests($0) }.joined(separator: "; ")
     }
 
     /// Shuts every player down (each call may take at most `limit` seconds) and stops the

@@ -61,7 +61,7 @@ public struct ConformanceSuite: Sendable {
     static let checks: [Check] =
         LifecycleChecks.all + TimeChecks.all + SeekChecks.all + EndChecks.all + PictureChecks.all
         + ScalingChecks.all + RateVolumeChecks.all + BadInputChecks.all + NetworkChecks.all + DisciplineChecks.all
-        + TrackChecks.all + SizeChecks.all + RotationChecks.all + YUVChecks.all + FormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all + WindowChecks.all
+        + TrackChecks.all + SizeChecks.all + RotationChecks.all + YUVChecks.all + FormatChecks.all + PixelFormatChecks.all + StressChecks.all + FallbackChecks.all + QueueChecks.all + WindowChecks.all
 
     /// The families that need more than the machine the suite always runs on: `window` (an X
     /// display). Without what they need their checks are skipped, never passed.
@@ -165,6 +165,9 @@ public struct ConformanceSuite: Sendable {
             task.cancel()
         }
         var (result, outsideClips) = ending.read { $0 } ?? (.fail("no outcome"), true)
+        if case .fail(let reason) = result, let log = context.serverLogs() {
+            result = .fail(reason + " (" + log + ")")
+        }
         if let problem = await context.cleanUp() {
             outsideClips = true
             if case .fail(let reason) = result {

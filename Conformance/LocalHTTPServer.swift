@@ -155,6 +155,9 @@ public final class LocalHTTPServer: @unchecked Sendable {
     private let log = Watched<[Request]>([])
     /// How many responses have stalled (or stayed silent) so far.
     private let stallCount = Watched(0)
+    /// How many connections ended without a request the server could read (closed by the
+    /// client, a failed TLS handshake, or no request within the receive timeout).
+    private let requestlessCount = Watched(0)
     private let condition = ConditionVariable()
     private var routes: [String: Route] = [:]
     private var connections: Set<Int32> = []
@@ -214,6 +217,9 @@ public final class LocalHTTPServer: @unchecked Sendable {
 
     /// How many responses have stalled (or stayed silent) so far.
     public var stalls: Int { stallCount.read { $0 } }
+
+    /// How many connections ended without a request the server could read.
+    public var connectionsWithoutRequest: Int { requestlessCount.read { $0 } }
 
     /// Waits until a response has stalled (the player reads into data that never comes) or a
     /// silent route got a request, at most `timeout` seconds; whether one did.
@@ -303,7 +309,9 @@ public final class LocalHTTPServer: @unchecked Sendable {
             DetachedThread.start(name: "http-connection") { [self] in
                 DetachedThread.blockBrokenPipeSignals()
                 let connection = ServerConnection(fd: client, tls: tls)
-                if connection.open() { serve(connection, clientPort: clientPort) }
+                if !connection.open() || !serve(connection, clientPort: clientPort) {
+                    requestlessCount.update { $0 += 1 }
+                }
                 connection.close()
                 condition.lock()
                 connections.remove(client)
@@ -315,8 +323,9 @@ public final class LocalHTTPServer: @unchecked Sendable {
 
     // MARK: - One request
 
-    private func serve(_ connection: ServerConnection, clientPort: Int) {
-        guard let parsed = HTTPRequestHead.read(with: connection.receive) else { return }
+    /// Reads one request and answers it; false when no request could be read.
+    private func serve(_ connection: ServerConnection, clientPort: Int) -> Bool {
+        guard let parsed = HTTPRequestHead.read(with: connection.receive) else { return false }
         var number = 0
         log.update { list in
             number = list.count + 1
@@ -341,6 +350,7 @@ public final class LocalHTTPServer: @unchecked Sendable {
         case nil:
             answer(404, number: number, on: connection)
         }
+        return true
     }
 
     private func answer(_ status: Int, number: Int, on connection: ServerConnection) {

@@ -19,7 +19,7 @@
 # expectations allow (Examples/XineAdapter/README.md, "What xine cannot do").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-families=(lifecycle time seek end picture rate volume bad-input api picture-size format stress fallback queue)
+families=(lifecycle time seek end picture rate volume bad-input api picture-size format pixel-format stress fallback queue)
 arguments=("$@")
 if [ "${1:-}" = "--all" ]; then
   arguments=("${@:2}")

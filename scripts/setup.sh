@@ -44,19 +44,22 @@ fi
 # pkg-config files for the engines whose own ones carry flags SwiftPM refuses (and warns about
 # on every build): -pthread from GLib, -D_REENTRANT from SDL2. Each lists only the include
 # and library flags of the real ones; Package.swift names these. Regenerated on every run,
-# so they follow the installed versions.
+# so they follow the installed versions. Libraries loaded at run time (SDL2, by the FFmpeg
+# engine's system audio output) give their include flags only.
 pcdir=/usr/local/lib/pkgconfig
-write_pc() {  # name, pkg-config modules...
-  local name=$1; shift
+write_pc() {  # name, "linked pkg-config modules", "header-only modules"
+  local name=$1 linked=$2 headers=${3:-}
   local cflags libs
-  cflags=$(pkg-config --cflags-only-I "$@")
-  libs=$(pkg-config --libs-only-L --libs-only-l "$@")
+  # shellcheck disable=SC2086  # word splitting of the module lists is meant
+  cflags=$(pkg-config --cflags-only-I $linked $headers)
+  # shellcheck disable=SC2086
+  libs=$(pkg-config --libs-only-L --libs-only-l $linked)
   printf 'Name: %s\nDescription: PlaybackKit build flags for %s\nVersion: 1\nCflags: %s\nLibs: %s\n' \
-    "$name" "$*" "$cflags" "$libs" | $sudo tee "$pcdir/$name.pc" >/dev/null
+    "$name" "$linked${headers:+ (headers of $headers)}" "$cflags" "$libs" | $sudo tee "$pcdir/$name.pc" >/dev/null
 }
 $sudo mkdir -p "$pcdir"
-write_pc playbackkit-gstreamer gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0 gio-2.0
-write_pc playbackkit-ffmpeg libavformat libavcodec libavfilter libswscale libswresample libavutil sdl2
+write_pc playbackkit-gstreamer "gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-audio-1.0 gio-2.0"
+write_pc playbackkit-ffmpeg "libavformat libavcodec libavfilter libswscale libswresample libavutil" sdl2
 command -v swift >/dev/null || { echo "setup: swift (6.1 or later) is not on PATH" >&2; exit 1; }
 # The test media is made on first use (by the tests, mediaplay and the conformance runner, with
 # the ffmpeg CLI installed above); scripts/make-fixtures.sh makes it ahead of time.

@@ -12,33 +12,33 @@ enum DisciplineChecks {
     /// play/pause so that the player ends as `playing` says) and returns the slow ones.
     static func callEveryMember(_ player: any MediaPlayback, playing: Bool) -> [String] {
         var slow: [String] = []
-        func time(_ name: String, _ call: () -> Void) {
-            if let late = timed(name, call) { slow.append(late) }
+        func time(_ name: String, read: Bool = false, _ call: () -> Void) {
+            if let late = timed(name, repeatable: read, call) { slow.append(late) }
         }
-        time("isPreparedToPlay") { _ = player.isPreparedToPlay }
-        time("isPlaying") { _ = player.isPlaying }
-        time("playbackState") { _ = player.playbackState }
-        time("loadState") { _ = player.loadState }
+        time("isPreparedToPlay", read: true) { _ = player.isPreparedToPlay }
+        time("isPlaying", read: true) { _ = player.isPlaying }
+        time("playbackState", read: true) { _ = player.playbackState }
+        time("loadState", read: true) { _ = player.loadState }
         var position: TimeInterval = 0
-        time("currentPlaybackTime (get)") { position = player.currentPlaybackTime }
-        time("duration") { _ = player.duration }
-        time("playableDuration") { _ = player.playableDuration }
-        time("bufferingProgress") { _ = player.bufferingProgress }
-        time("numberOfBytesTransferred") { _ = player.numberOfBytesTransferred }
-        time("naturalSize") { _ = player.naturalSize }
+        time("currentPlaybackTime (get)", read: true) { position = player.currentPlaybackTime }
+        time("duration", read: true) { _ = player.duration }
+        time("playableDuration", read: true) { _ = player.playableDuration }
+        time("bufferingProgress", read: true) { _ = player.bufferingProgress }
+        time("numberOfBytesTransferred", read: true) { _ = player.numberOfBytesTransferred }
+        time("naturalSize", read: true) { _ = player.naturalSize }
         var mode = ScalingMode.aspectFit
-        time("scalingMode (get)") { mode = player.scalingMode }
+        time("scalingMode (get)", read: true) { mode = player.scalingMode }
         time("scalingMode (set)") { player.scalingMode = mode }
         var autoplay = false
-        time("shouldAutoplay (get)") { autoplay = player.shouldAutoplay }
+        time("shouldAutoplay (get)", read: true) { autoplay = player.shouldAutoplay }
         time("shouldAutoplay (set)") { player.shouldAutoplay = autoplay }
         var rate: Float = 1
-        time("playbackRate (get)") { rate = player.playbackRate }
+        time("playbackRate (get)", read: true) { rate = player.playbackRate }
         time("playbackRate (set)") { player.playbackRate = rate }
         var volume: Float = 1
-        time("playbackVolume (get)") { volume = player.playbackVolume }
+        time("playbackVolume (get)", read: true) { volume = player.playbackVolume }
         time("playbackVolume (set)") { player.playbackVolume = volume }
-        time("thumbnailAtCurrentTime()") { _ = player.thumbnailAtCurrentTime() }
+        time("thumbnailAtCurrentTime()", read: true) { _ = player.thumbnailAtCurrentTime() }
         time("events") { _ = player.events }
         time("prepareToPlay()") { player.prepareToPlay() }
         time("currentPlaybackTime (set)") { player.currentPlaybackTime = position }

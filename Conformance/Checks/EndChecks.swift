@@ -3,7 +3,7 @@ import PlaybackKit
 
 /// The end of the media: one finish, position at the end, restart, seek after the end.
 enum EndChecks {
-    static let all: [Check] = [finishedOnce, positionAtEnd, restart, seekAfterEnd]
+    static let all: [Check] = [finishedOnce, positionAtEnd, restart, seekAfterEnd, pauseNearEnd]
 
     /// Prepares short.mp4, seeks 1 s before its end, plays to the end and returns the player
     /// and the event mark from before play().
@@ -57,6 +57,41 @@ enum EndChecks {
         try expect(shown < 40, "after the restart the picture is frame \(shown), expected one near the start")
         let finishes = p.recorder.events(since: mark).filter(\.isFinished)
         try expect(finishes.isEmpty, "the restart finished at once: \(summary(finishes))")
+    }
+
+    /// Where `pauseNearEnd` plays from in formats/flac.flac (3 s of sound alone).
+    static let pauseNearEndStart = 1.5
+    /// How far the position while paused may be from the time played.
+    static let pauseNearEndPositionTolerance = 0.3
+
+    static let pauseNearEnd = Check(
+        "end.pause-near-end",
+        "sound alone (formats/flac.flac, 3 s): played from 1.5 s for 1 s, paused for 1 s (longer than the rest), played again: no end while paused, the position while paused the time played (± 0.3 s), and the end once the rest has played (1.5 s of playing in all, ± 0.4 s)"
+    ) { context in
+        let p = try context.player(url: context.fixtures.appendingPathComponent("formats/flac.flac"))
+        try await p.prepare()
+        let duration = p.player.duration
+        try await p.seek(to: pauseNearEndStart)
+        let mark = p.mark
+        let started = monotonicSeconds()
+        try await p.play()
+        try await observe(for: 1.0)
+        try await p.pause()
+        let playedBefore = monotonicSeconds() - started
+        try await observe(for: 1.0)
+        let finishes = p.recorder.events(since: mark).filter(\.isFinished)
+        try expect(finishes.isEmpty, "paused \(format(pauseNearEndStart + playedBefore)) s into \(format(duration)) s: \(summary(finishes)) while paused")
+        try expect(p.player.playbackState == .paused, "paused before the end, 1 s later the state is \(p.player.playbackState)")
+        let pausedAt = p.player.currentPlaybackTime
+        try expect(abs(pausedAt - (pauseNearEndStart + playedBefore)) <= pauseNearEndPositionTolerance,
+                   "paused after \(format(playedBefore)) s of playing from \(format(pauseNearEndStart)) s, the position reads \(format(pausedAt)) s")
+        let resumed = monotonicSeconds()
+        try await p.play()
+        try await p.waitForEnd(since: mark, timeout: 5)
+        let played = playedBefore + monotonicSeconds() - resumed
+        let expected = duration - pauseNearEndStart
+        try expect(abs(played - expected) <= 0.4,
+                   "from \(format(pauseNearEndStart)) s to the end of \(format(duration)) s it played \(format(played)) s in all (\(format(playedBefore)) s before the pause), expected \(format(expected)) s ± 0.4")
     }
 
     static let seekAfterEnd = Check("end.seek-after-end", "a seek after the end, then play(), plays from there to the end again") { context in

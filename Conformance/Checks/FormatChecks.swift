@@ -37,9 +37,10 @@ struct FormatClip: Sendable {
 /// check per clip, named after it (`format.vp9-opus-webm`); every failure names the clip.
 enum FormatChecks {
     /// The clips: every video codec (H.264, HEVC, VP9, AV1, MPEG-1, MPEG-2, MPEG-4 Part 2,
-    /// Theora, WMV 8), every audio codec (AAC, MP2, MP3, Opus, Vorbis, FLAC, PCM, WMA) and every
-    /// container (MP4, Matroska, WebM, MPEG-TS, MPEG-PS, Ogg, AVI, ASF) at least once, and
-    /// three clips of sound alone (Opus in Ogg, MP3, AAC in ADTS).
+    /// Theora, WMV 8), every audio codec (AAC, MP2, MP3, Opus, Vorbis, FLAC, PCM, WMA, Speex,
+    /// G.711) and every container (MP4, Matroska, WebM, MPEG-TS, MPEG-PS, Ogg, AVI, ASF, WAV)
+    /// at least once, and seven clips of sound alone (Opus, Speex and FLAC in Ogg, FLAC, MP3,
+    /// AAC in ADTS, 8 kHz µ-law in WAV).
     static let clips: [FormatClip] = [
         FormatClip(file: "h264-aac.mp4", video: "H.264", audio: "AAC", container: "MP4"),
         FormatClip(file: "hevc-aac.mp4", video: "HEVC", audio: "AAC", container: "MP4"),
@@ -54,6 +55,10 @@ enum FormatChecks {
         FormatClip(file: "theora-vorbis.ogg", video: "Theora", audio: "Vorbis", container: "Ogg"),
         FormatClip(file: "wmv2-wmav2.wmv", video: "WMV 8", audio: "WMA 2", container: "ASF"),
         FormatClip(file: "opus.ogg", video: nil, audio: "Opus", container: "Ogg"),
+        FormatClip(file: "speex.ogg", video: nil, audio: "Speex", container: "Ogg"),
+        FormatClip(file: "flac.flac", video: nil, audio: "FLAC", container: "FLAC"),
+        FormatClip(file: "flac.oga", video: nil, audio: "FLAC", container: "Ogg"),
+        FormatClip(file: "mulaw.wav", video: nil, audio: "G.711 µ-law, 8 kHz", container: "WAV"),
         FormatClip(file: "mp3.mp3", video: nil, audio: "MP3", container: "MP3"),
         FormatClip(file: "aac.aac", video: nil, audio: "AAC", container: "ADTS"),
         FormatClip(file: "av1-opus.mkv", video: "AV1", audio: "Opus", container: "Matroska"),
@@ -87,11 +92,7 @@ enum FormatChecks {
     static func sweepCheck(_ clip: FormatClip) -> Check {
         Check(clip.checkName, "\(clip.label) (\(clip.path)): prepares with duration 3 s and its size, starts within 0.3 s, plays at real time, seeks playing and paused, ends once",
               timeout: 20) { context in
-            do {
-                try await sweep(context, clip)
-            } catch let failure as CheckFailure {
-                throw CheckFailure("\(clip.path): \(failure.reason)")
-            }
+            try await CheckFailure.naming(clip.path) { try await sweep(context, clip) }
         }
     }
 

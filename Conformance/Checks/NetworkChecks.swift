@@ -155,6 +155,8 @@ enum NetworkChecks {
             let range = request.rangeStart.map { " bytes=\($0)-\(request.rangeEnd.map(String.init) ?? "")" } ?? ""
             return "\(request.method) \(request.path)\(range) → \(request.status), \(request.bodyBytesSent) B"
         }
-        return (all.count > limit ? "… " : "") + (shown.isEmpty ? "no requests" : shown.joined(separator: "; "))
+        let requestless = server.connectionsWithoutRequest
+        let closed = requestless > 0 ? "; \(requestless) connection(s) without a request" : ""
+        return (all.count > limit ? "… " : "") + (shown.isEmpty ? "no requests" : shown.joined(separator: "; ")) + closed
     }
 }

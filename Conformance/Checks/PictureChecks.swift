@@ -1,9 +1,10 @@
 import FoundationEssentials
+import Glibc
 import PlaybackKit
 
 /// Natural size, size changes, thumbnails, `.frames` order.
 enum PictureChecks {
-    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder, interlaced, afterPictureEnds]
+    static let all: [Check] = [naturalSize, anamorphic, sizeChange, thumbnailCurrent, thumbnailAudioOnly, stillScene, framesOrder, seeksWhilePlaying, slowHandler, interlaced, afterPictureEnds]
 
     /// Prepares `fixture` and checks `naturalSize` and the `.naturalSizeAvailable` event.
     static func expectSize(_ context: CheckContext, _ fixture: String, _ expected: VideoSize) async throws {
@@ -26,8 +27,9 @@ enum PictureChecks {
         try await expectSize(context, "frames.mp4", VideoSize(width: 320, height: 240))
     }
 
-    static let anamorphic = Check("picture.anamorphic", "the pixel aspect is applied: anamorphic.mp4 (320x240 stored, 3:2 pixels) is 480x240") { context in
+    static let anamorphic = Check("picture.anamorphic", "the pixel aspect is applied to the width, the height kept: anamorphic.mp4 (320x240 stored, 3:2 pixels) is 480x240, narrow-pixels.mp4 (360x240 stored, 8:9 pixels, as NTSC DVDs have them) 320x240") { context in
         try await expectSize(context, "anamorphic.mp4", VideoSize(width: 480, height: 240))
+        try await expectSize(context, "narrow-pixels.mp4", VideoSize(width: 320, height: 240))
     }
 
     static let sizeChange = Check("picture.size-change", "a size change mid-stream sends .naturalSizeAvailable again (size-change.ts: 320x240, then 480x360)") { context in
@@ -126,11 +128,73 @@ enum PictureChecks {
         try expectPresentationOrder(records.map { ($0.number, $0.presentationTime) })
         for (index, record) in records.enumerated() {
             try expect(record.size == VideoSize(width: 320, height: 240), "frame \(index) is \(record.size), expected the natural 320x240")
-            guard let number = record.number else { throw CheckFailure("delivered frame \(index) carries no readable frame number") }
-            try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
-                       "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
         }
+        try expectOwnTimes(records)
         try expectFramesAcrossSeek(records.compactMap(\.number))
+    }
+
+    /// Where `seeksWhilePlaying` seeks, in turn: onto keyframes (frames.mp4 has one every 2 s)
+    /// and between them, back and forth.
+    static let seeksWhilePlayingTargets = [6.0, 2.52, 8.0, 4.4, 0.96, 7.2]
+
+    static let seeksWhilePlaying = Check(
+        "picture.seeks-while-playing",
+        ".frames while playing through seeks back and forth, onto keyframes and between them, each 30-115 ms after the last completed (the decoder still busy): each completes on the target's picture (up to 3 frames on), and every picture handed on carries its own time, none from before a seek stamped after it"
+    ) { context in
+        let p = try context.player("frames.mp4", frames: true)
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.5, timeout: 6)
+        for (index, target) in seeksWhilePlayingTargets.enumerated() {
+            try await p.seek(to: target, near: 0.15)
+            let shown = try p.thumbnailFrameNumber("after the seek to \(format(target)) s while playing")
+            let targetFrame = FramePattern.frame(at: target)
+            try expect(shown >= targetFrame && shown <= targetFrame + 3,
+                       "a seek to \(format(target)) s while playing completed on frame \(shown), expected \(targetFrame) to \(targetFrame + 3)")
+            // Playing on for a moment before the next seek, a different one each time.
+            try await observe(for: 0.03 + 0.017 * Double(index * 5 % 6))
+        }
+        try await observe(for: 0.3)
+        try await p.pause()
+        try expectOwnTimes(p.frames!.records)
+    }
+
+    /// How long the handler of `slowHandler` takes for each picture: longer than frames.mp4's
+    /// 40 ms between pictures, so the engine must leave pictures out.
+    static let slowHandlerWork = 0.1
+
+    static let slowHandler = Check(
+        "picture.slow-handler",
+        "a .frames handler slower than the pictures come (100 ms each, 40 ms apart): the engine leaves pictures out, never hands over a broken one: every picture is whole, with its frame's own time, in order; the position and the pictures keep real time"
+    ) { context in
+        let collector = FrameCollector()
+        let p = try context.player(url: try context.fixture("frames.mp4")) { options in
+            options.videoOutput = .frames(viewport: nil) { frame in
+                collector.handler(frame)
+                // The app's own work on the picture (uploading, drawing), done on the
+                // engine's thread as the contract allows.
+                usleep(UInt32(slowHandlerWork * 1_000_000))
+            }
+        }
+        try await p.prepare()
+        try await p.play()
+        try await p.waitForPosition(atLeast: 0.5, timeout: 5)
+        let wall0 = monotonicSeconds(), position0 = p.position, mark = collector.count
+        try await observe(for: 2.5)
+        let wall = monotonicSeconds() - wall0, position1 = p.position
+        try await p.pause()
+        let pace = (position1 - position0) / wall
+        try expect(abs(pace - 1) <= 0.1, "the position advanced \(format(position1 - position0)) s in \(format(wall)) s: \(format(pace))x, expected 1x ± 10%")
+        let records = collector.records
+        let during = Array(records[mark...])
+        let expectedCount = Int(wall / slowHandlerWork / 2)
+        try expect(during.count >= expectedCount, "\(during.count) pictures in \(format(wall)) s, expected at least \(expectedCount) (half of what the handler can take)")
+        try expectOwnTimes(records)
+        try expectPresentationOrder(records.map { ($0.number, $0.presentationTime) })
+        if let first = during.first?.number, let last = during.last?.number, let firstTime = during.first?.arrival, let lastTime = during.last?.arrival, lastTime > firstTime {
+            let picturePace = Double(last - first) / FramePattern.frameRate / (lastTime - firstTime)
+            try expect(abs(picturePace - 1) <= 0.15, "the pictures went from frame \(first) to \(last) in \(format(lastTime - firstTime)) s: \(format(picturePace))x, expected 1x ± 15%")
+        }
     }
 
     /// Where `playAcrossPauseAndSeek` seeks to while playing.
@@ -225,6 +289,18 @@ enum PictureChecks {
             let own = FramePattern.time(ofFrame: last), position = p.position
             try expect(picture.presentationTime >= own - 0.021 && picture.presentationTime <= position + 0.021,
                        "\(when) the thumbnail of frame \(last) says presentationTime \(format(picture.presentationTime)), expected from its own time, \(format(own)) s, to the position, \(format(position)) s")
+        }
+    }
+
+    /// Fails unless every delivered picture carries a readable frame number (a broken one does
+    /// not) and its own frame's time (±21 ms).
+    static func expectOwnTimes(_ records: [FrameCollector.Record]) throws {
+        for (index, record) in records.enumerated() {
+            guard let number = record.number else {
+                throw CheckFailure("delivered picture \(index) (time \(format(record.presentationTime))) carries no readable frame number")
+            }
+            try expect(abs(record.presentationTime - FramePattern.time(ofFrame: number)) <= 0.021,
+                       "frame \(number) came with presentationTime \(format(record.presentationTime)), expected \(format(FramePattern.time(ofFrame: number)))")
         }
     }
 

@@ -4,7 +4,7 @@ import PlaybackKit
 /// Accurate seeks, seeks while paused and before prepare, seek storms, past the end, negative,
 /// frame steps.
 enum SeekChecks {
-    static let all: [Check] = [accurateFrame, firstFrames, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative, frameStep]
+    static let all: [Check] = [accurateFrame, firstFrames, longGroups, keyframe, pausedShowsFrame, beforePrepare, storm, pastEnd, negative, frameStep]
 
     /// How far an accurate seek's reported position may be from the target.
     static let landing = 0.5 / FramePattern.frameRate + 0.001
@@ -13,12 +13,7 @@ enum SeekChecks {
         let p = try context.player("frames.mp4")
         try await p.prepare()
         for target in [5.0, 9.97, 3.53, 9.93, 9.9, 9.89, 7.96, 0.44, 9.0] {
-            let reached = try await p.seek(to: target, near: nil)
-            let expected = FramePattern.frame(at: target)
-            try expect(abs(reached - FramePattern.time(ofFrame: expected)) <= landing || abs(reached - target) <= landing,
-                       "seek to \(format(target)) s: .seekCompleted(\(format(reached))), expected \(format(target)) s")
-            let shown = try p.thumbnailFrameNumber("after the seek to \(format(target)) s")
-            try expect(shown == expected, "seek to \(format(target)) s shows frame \(shown), expected frame \(expected)")
+            let reached = try await seekShowsFrame(p, target, "a seek")
             let position = p.position
             try expect(abs(position - reached) <= 0.001, "after the seek to \(format(target)) s the position is \(format(position)) s, the seek reported \(format(reached))")
         }
@@ -58,6 +53,28 @@ enum SeekChecks {
         let advanced = Double(frame1 - frame0) / FramePattern.frameRate
         try expect(frame0 >= 2 && abs(advanced - wall) <= wall * 0.15 + 2 / FramePattern.frameRate,
                    "playing on from frame 2 the picture went from frame \(frame0) to \(frame1) (\(format(advanced)) s) in \(format(wall)) s")
+    }
+
+    /// Targets of `longGroups`, paused: far into the first 10 s group of pictures, back near
+    /// its start, then into the last group (its last frame too).
+    static let longGroupTargets = [3.3, 7.3, 9.9, 0.5, 11.5, 11.97]
+
+    static let longGroups = Check("seek.long-gop", "in an MPEG-TS whose keyframes are 10 s apart (where a demuxer's seek lands on any packet), accurate seeks while paused show the frame sought, deep into the first group of pictures and into the last; a seek while playing goes on from its target", timeout: 60) { context in
+        let p = try context.player("long-gop.ts")
+        try await p.prepare()
+        for target in longGroupTargets {
+            try await seekShowsFrame(p, target, "a paused seek")
+        }
+        let target = 6.1
+        try await p.seek(to: 1.0)
+        try await p.play()
+        let reached = try await p.seek(to: target, near: nil)
+        try expect(abs(reached - target) <= 0.25, "a seek to \(format(target)) s while playing reported .seekCompleted(\(format(reached)))")
+        try await p.waitForPosition(atLeast: target + 0.4, timeout: 3)
+        let shown = try p.thumbnailFrameNumber("playing on from \(format(target)) s")
+        let first = FramePattern.frame(at: target)
+        try expect(shown > first && shown <= FramePattern.frame(at: target + 1.5),
+                   "playing on after a seek to \(format(target)) s (frame \(first)) the picture is frame \(shown)")
     }
 
     static let keyframe = Check("seek.keyframe", "with accurateSeek false a seek lands on a keyframe within one GOP of the target, or on the target itself, and reports where it landed (frames.mp4: keyframes every 2 s)") { context in
@@ -211,6 +228,20 @@ enum SeekChecks {
         let first = try await stepAndRead(p, by: -1, from: 0)
         try expect(first == 0, "stepFrames(-1) on frame 0 shows frame \(first), expected 0")
         try expect(p.position >= 0 && p.position < FramePattern.time(ofFrame: 1), "stepFrames(-1) on frame 0 left the position at \(format(p.position)) s, expected within frame 0")
+    }
+
+    /// Seeks to `target` and expects `.seekCompleted` at the target or at the start of its
+    /// frame, and that frame's picture (`what` names the seek in the failure); returns the
+    /// position the seek reported.
+    @discardableResult
+    static func seekShowsFrame(_ p: CheckPlayer, _ target: TimeInterval, _ what: String) async throws -> TimeInterval {
+        let reached = try await p.seek(to: target, near: nil)
+        let expected = FramePattern.frame(at: target)
+        try expect(abs(reached - FramePattern.time(ofFrame: expected)) <= landing || abs(reached - target) <= landing,
+                   "\(what) to \(format(target)) s reported .seekCompleted(\(format(reached))), expected \(format(target)) s")
+        let shown = try p.thumbnailFrameNumber("after \(what) to \(format(target)) s")
+        try expect(shown == expected, "\(what) to \(format(target)) s shows frame \(shown), expected frame \(expected)")
+        return reached
     }
 
     /// The frame shown once two thumbnails 50 ms apart show the same one (an engine may

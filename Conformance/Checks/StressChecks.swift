@@ -133,7 +133,7 @@ enum StressChecks {
     /// when this returns.
     static func runTeardownCycle(_ plan: TeardownPlan, _ context: CheckContext) async throws {
         let p = try context.unretainedPlayer(plan.fixture)
-        do {
+        try await CheckFailure.naming(plan.label) {
             switch plan.moment {
             case .beforePrepare:
                 break
@@ -153,8 +153,6 @@ enum StressChecks {
                     _ = await p.recorder.first(since: mark, timeout: plan.shutdownDelay) { $0.seekPosition != nil }
                 }
             }
-        } catch let failure as CheckFailure {
-            throw CheckFailure("\(plan.label): \(failure.reason)")
         }
         try await p.shutDown(within: shutdownLimit, "\(plan.label) (seed \(hex(setupTeardownSeed)))")
     }
@@ -337,10 +335,8 @@ enum StressChecks {
         }
         for entry in players {
             entry.player.step("waiting for .preparedToPlay (\(entry.label))")
-            do {
+            try await CheckFailure.naming("\(entry.label), with \(togetherCount) players preparing at once") {
                 try await entry.player.recorder.waitForPrepared(timeout: 15)
-            } catch let failure as CheckFailure {
-                throw CheckFailure("\(entry.label), with \(togetherCount) players preparing at once: \(failure.reason)")
             }
         }
         let marks = players.map(\.player.mark)

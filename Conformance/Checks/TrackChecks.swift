@@ -52,7 +52,7 @@ enum TrackFixtures {
 enum TrackChecks {
     static let all: [Check] = [
         table, movText, selectBeforePrepare, selectWhilePlaying, selectWhilePaused, switchesThenPausedSeeks, preferredLanguages,
-        embeddedCues, externalFiles, externalOverHTTP, legacyEncoding, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
+        embeddedCues, externalFiles, externalOverHTTP, legacyEncoding, utf16, styledWebVTT, addWhilePlaying, delay, drawn, toTheEnd, metadata, chapters,
         coverArt,
     ]
 
@@ -198,6 +198,22 @@ enum TrackChecks {
         let p = try context.player(url: try context.fixture("tracks/film.mkv")) { $0.subtitleURLs = [file] }
         try await p.prepare()
         try await expectCues(p, TrackFixtures.cyrillicTexts, delay: 0, what: "cues-cp1251.srt")
+    }
+
+    static let utf16 = Check("subtitles.utf16", "cues-utf16le.srt and cues-utf16be.srt (UTF-16 with its byte order mark and CR LF line ends, as Windows tools save text) show their Cyrillic text") { context in
+        for name in ["cues-utf16le.srt", "cues-utf16be.srt"] {
+            let file = try context.fixture("tracks/\(name)")
+            let p = try context.player(url: try context.fixture("tracks/film.mkv")) { $0.subtitleURLs = [file] }
+            try await p.prepare()
+            try await expectCues(p, TrackFixtures.cyrillicTexts, delay: 0, what: name)
+            p.player.shutdown()
+        }
+    }
+
+    static let styledWebVTT = Check("subtitles.webvtt-style", "cues-styled.vtt (WebVTT with STYLE and REGION blocks, a NOTE, cue ids, settings and class spans, CR LF) as a subtitleURL and added while prepared: subtitle:2, selected, its cues' text at their times") { context in
+        let file = try context.fixture("tracks/cues-styled.vtt")
+        try await expectOpeningSubtitle(context, file, what: "cues-styled.vtt")
+        try await expectSubtitleAddedWhilePrepared(context, file, what: "cues-styled.vtt added while prepared")
     }
 
     static let addWhilePlaying = Check("subtitles.add-while-playing", "addSubtitle(url:) while playing adds subtitle:2, selects it and its cues follow") { context in

@@ -82,12 +82,15 @@ struct FormatJob: Sendable {
 /// the left half, blue on the right.
 enum FixtureClips {
     /// The filter that paints the numbered picture (geq reads N, X, Y, W, H per pixel).
-    static let numberedPicture: String = {
+    static let numberedPicture = numberedPicture(middleLuma: 128)
+
+    /// The numbered picture with `middleLuma` as the luma of its middle (mid grey: 128).
+    static func numberedPicture(middleLuma: Int) -> String {
         let band = "lt(Y,H/4)", bottom = "gte(Y,3*H/4)", left = "lt(X,W/2)"
         let bit = "mod(floor(N/pow(2,floor(X*16/W))),2)"
-        return "geq=lum='if(\(band),if(\(bit),235,16),if(\(bottom),if(\(left),81,41),128))'"
+        return "geq=lum='if(\(band),if(\(bit),235,16),if(\(bottom),if(\(left),81,41),\(middleLuma)))'"
             + ":cb='if(\(bottom),if(\(left),90,240),128)':cr='if(\(bottom),if(\(left),240,110),128)'"
-    }()
+    }
 
     /// A numbered clip without sound; `extra` comes right after the picture filter.
     static func video(_ name: String, seconds: Int, width: Int, height: Int, _ extra: [String] = []) -> FixtureJob {
@@ -100,12 +103,14 @@ enum FixtureClips {
         ])
     }
 
-    /// A numbered clip with a 440 Hz sine (H.264 + AAC).
-    static func withAudio(_ name: String, seconds: Int, width: Int, height: Int) -> FixtureJob {
+    /// A numbered clip with a 440 Hz sine (H.264 + AAC), a keyframe every `keyframeInterval`
+    /// frames.
+    static func withAudio(_ name: String, seconds: Int, width: Int, height: Int, keyframeInterval: Int = 50) -> FixtureJob {
         FixtureJob(output: name, arguments: [
             "-f", "lavfi", "-i", "color=c=gray:s=\(width)x\(height):r=25:d=\(seconds),format=yuv420p",
             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=\(seconds)",
-            "-vf", numberedPicture, "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-g", "50", "-bf", "2",
+            "-vf", numberedPicture, "-c:v", "libx264", "-preset", "veryfast", "-crf", "12",
+            "-g", "\(keyframeInterval)", "-keyint_min", "\(keyframeInterval)", "-sc_threshold", "0", "-bf", "2",
             "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "96k", "-ac", "2", "-t", "\(seconds)",
         ])
     }
@@ -120,6 +125,9 @@ enum FixtureClips {
     static let main: [FixtureJob] = [
         // 10 s, 320x240, 25 fps, H.264 + AAC: the main frame-numbered clip.
         withAudio("frames.mp4", seconds: 10, width: 320, height: 240),
+        // 12 s in MPEG-TS with keyframes 10 s apart (0 and 10 s), as broadcasters' long groups
+        // of pictures: a seek there lands on any packet, rarely on a keyframe.
+        withAudio("long-gop.ts", seconds: 12, width: 320, height: 240, keyframeInterval: 250),
         // 3 s with audio: for checks that play to the end.
         withAudio("short.mp4", seconds: 3, width: 320, height: 240),
         // Video only (no audio stream at all).
@@ -138,6 +146,9 @@ enum FixtureClips {
         ]),
         // Non-square pixels: 320x240 stored, sample aspect 3:2, displayed 480x240.
         video("anamorphic.mp4", seconds: 4, width: 320, height: 240, ["-aspect", "2:1"]),
+        // Pixels narrower than tall: 360x240 stored, sample aspect 8:9 (as NTSC DVDs and DV
+        // have them), displayed 320x240: the width shrinks, the height stays.
+        video("narrow-pixels.mp4", seconds: 2, width: 360, height: 240, ["-aspect", "4:3"]),
         // 4 s of one still picture (every frame alike, as a title card or a cover picture with
         // music), 320x240, 25 fps, H.264 + AAC.
         FixtureJob(output: "still.mp4", arguments: [
@@ -219,6 +230,17 @@ enum FixtureClips {
         format("wmv2-wmav2.wmv", "wmv2", "wmav2", "wmv2,wmav2", ["-b:v", "1M", "-b:a", "128k"]),
         // Sound alone: Opus in Ogg, as .opus files have it.
         format("opus.ogg", nil, "libopus", "opus", ["-b:a", "96k"]),
+        // Sound alone: a FLAC file, as music libraries have it (lossless: a player's audio
+        // output may take its samples far ahead of their time).
+        format("flac.flac", nil, "flac", "flac", []),
+        // Sound alone: FLAC in Ogg (.oga), as some music stores and rippers write it.
+        format("flac.oga", nil, "flac", "flac", []),
+        // Sound alone: Speex in Ogg (.spx), speech at 16 kHz mono, as voice recorders and
+        // VoIP archives have it.
+        format("speex.ogg", nil, "libspeex", "speex", ["-ar", "16000", "-ac", "1"]),
+        // Sound alone: G.711 µ-law at 8 kHz mono in WAV, as telephone systems, voicemail and
+        // call recorders write it: a sample rate far below music's.
+        format("mulaw.wav", nil, "pcm_mulaw", "pcm_mulaw", ["-ar", "8000", "-ac", "1"]),
         // Sound alone: an MP3 file as ffmpeg writes it by default (44.1 kHz, 128 kb/s, its
         // first frame a LAME Info tag coded at 64 kb/s: an engine that times the file by that
         // frame's bitrate gets twice its length).

@@ -24,6 +24,7 @@ public enum FixtureRecipe {
         let text = (FixtureClips.main.map(\.description) + FixtureClips.streaming.map(\.description)
             + FixtureTracks.clips.map(\.description) + [FixtureTracks.description]
             + FixtureClips.formats.map(\.description) + FixtureClips.sizes.map(\.description)
+            + PixelFormatClip.all.map(\.job.description)
             + [FixtureClips.turnedDescription, FixtureClips.brokenDescription]).joined(separator: "\n")
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325  // FNV-1a, 64 bits
         for byte in text.utf8 {
@@ -97,7 +98,7 @@ private struct FixtureMaker: Sendable {
     static let parallelRuns = 4
 
     func makeAll() throws {
-        for subfolder in ["formats", "sizes", "tracks"] {
+        for subfolder in ["formats", "sizes", "tracks", PixelFormatClip.folder] {
             try FixtureRecipe.createFolder(folder.appendingPathComponent(subfolder))
         }
         for file in FixtureTracks.textFiles {
@@ -109,6 +110,7 @@ private struct FixtureMaker: Sendable {
         work += (FixtureClips.streaming + FixtureTracks.clips + FixtureClips.main).map { job in { try run(job) } }
         work += FixtureClips.formats.map { job in { try make(job, encoders: encoders) } }
         work += FixtureClips.sizes.map { job in { try run(job) } }
+        work += PixelFormatClip.all.map { clip in { try run(clip.job) } }
         try runInParallel(work)
         FixtureTracks.inputs.forEach { unlink(path($0)) }
         try joinSizeChange()

@@ -13,7 +13,10 @@ import FoundationEssentials
 /// - mov-text.mp4: 6 s H.264 + AAC with a mov_text subtitle ("eng").
 /// - cues.srt, cues.ass, cues.vtt: the three cues as external files (UTF-8); cues-bom.srt: the
 ///   same SubRip file with a UTF-8 byte order mark; cues-cp1251.srt: Cyrillic cues in
-///   Windows-1251 (a legacy 8-bit file).
+///   Windows-1251 (a legacy 8-bit file); cues-utf16le.srt, cues-utf16be.srt: the Cyrillic cues
+///   in UTF-16 with its byte order mark, little- and big-endian (as Windows tools save text);
+///   cues-styled.vtt: the three cues in WebVTT as web players write it: a header line, STYLE
+///   and REGION blocks, a NOTE, cue ids and settings, CR LF line ends.
 /// - song.mp3: 4 s 440 Hz MP3 with ID3 tags and a cover picture (an attached JPEG, "Cover
 ///   (front)"), as a music library's files have them; cover.jpg: a cover picture beside it,
 ///   as music folders have one.
@@ -28,7 +31,10 @@ enum FixtureTracks {
         ("tracks/cues-bom.srt", [0xEF, 0xBB, 0xBF] + Array(subRip(englishTexts).utf8)),
         ("tracks/cues.ass", Array(ass(englishTexts).utf8)),
         ("tracks/cues.vtt", Array(webVTT(englishTexts).utf8)),
+        ("tracks/cues-styled.vtt", Array(styledWebVTT(englishTexts).utf8)),
         ("tracks/cues-cp1251.srt", windows1251(subRip(TrackFixtures.cyrillicTexts))),
+        ("tracks/cues-utf16le.srt", utf16(subRip(TrackFixtures.cyrillicTexts), bigEndian: false)),
+        ("tracks/cues-utf16be.srt", utf16(subRip(TrackFixtures.cyrillicTexts), bigEndian: true)),
         (frenchSubtitles, Array(ass(TrackFixtures.frenchTexts).utf8)),
         (filmMetadata, Array(ffmetadata.utf8)),
     ]
@@ -118,6 +124,41 @@ enum FixtureTracks {
         }.joined()
     }
 
+    /// `webVTT(texts)` with what web players' files carry besides: a title on the signature
+    /// line, a STYLE block (CSS for the cues and a class), a REGION block, a NOTE, an id and
+    /// settings on each cue (the first in the region), the second cue in a class span; CR LF
+    /// line ends.
+    static func styledWebVTT(_ texts: [String]) -> String {
+        let header = """
+            WEBVTT - cues with styles
+
+            STYLE
+            ::cue {
+              color: yellow;
+              background-color: rgba(0, 0, 0, 0.8);
+            }
+            ::cue(.loud) { font-weight: bold; }
+
+            REGION
+            id:bottom
+            width:80%
+            lines:3
+            regionanchor:50%,100%
+            viewportanchor:50%,90%
+
+            NOTE Written by hand, as caption tools write them.
+
+            """
+        let settings = ["region:bottom align:center", "line:85% position:50%", "align:center size:80%"]
+        let cues = zip(times, texts).enumerated().map { index, cue in
+            let text = index == 1 ? "<c.loud>\(cue.1)</c>" : index == 2 ? "<i>\(cue.1)</i>" : cue.1
+            let timing = "\(clock(cue.0.start, hourDigits: 2, separator: ".", fraction: 3)) --> \(clock(cue.0.end, hourDigits: 2, separator: ".", fraction: 3))"
+            return "cue-\(index + 1)\n\(timing) \(settings[index])\n\(text)\n"
+        }.joined(separator: "\n")
+        // (The literal's last line ends the NOTE; the blank line after it parts it from the cues.)
+        return (header + "\n" + cues).replacing("\n", with: "\r\n")
+    }
+
     /// An ASS file (320x240, DejaVu Sans 20) of the three cues with `texts`; the third in italics.
     static func ass(_ texts: [String]) -> String {
         let events = zip(times, texts).enumerated().map { index, cue in
@@ -142,6 +183,15 @@ enum FixtureTracks {
 
     /// `text` in Windows-1251: ASCII as it is, the Russian alphabet (U+0410...U+044F, Ё, ё)
     /// in its 8-bit codes.
+    /// `text` in UTF-16 with its byte order mark, CR LF line ends (as Windows tools save it).
+    static func utf16(_ text: String, bigEndian: Bool) -> [UInt8] {
+        let units = [0xFEFF] + text.replacing("\n", with: "\r\n").utf16
+        return units.flatMap { unit in
+            let bytes = [UInt8(unit & 0xFF), UInt8(unit >> 8)]
+            return bigEndian ? bytes.reversed() : bytes
+        }
+    }
+
     static func windows1251(_ text: String) -> [UInt8] {
         text.unicodeScalars.map { scalar in
             switch scalar.value {

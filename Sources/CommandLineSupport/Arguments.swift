@@ -10,7 +10,7 @@ package struct Arguments {
 
     /// Options that take a value; everything else that starts with `-` is a flag.
     package static let valued: Set<String> = ["--backend", "--audio", "--video", "--at", "-o", "--output", "--check", "--runs", "--viewport", "--loop",
-                                               "--audio-lang", "--sub-lang", "--sub", "--size"]
+                                               "--audio-lang", "--sub-lang", "--sub", "--size", "--open-timeout"]
 
     /// Splits `words` (without the program name).
     package init(_ words: [String]) throws {
@@ -75,6 +75,16 @@ package struct Arguments {
         case "null": return .null
         case let other: throw PlaybackError(code: .invalidArgument, message: "--audio takes null or system, not '\(other)'")
         }
+    }
+
+    /// `--open-timeout SECONDS`: how long opening may take (`PlaybackOptions.openTimeout`);
+    /// nil when not given.
+    package func openTimeout() throws -> TimeInterval? {
+        guard let seconds = try seconds("--open-timeout") else { return nil }
+        guard seconds > 0 else {
+            throw PlaybackError(code: .invalidArgument, message: "--open-timeout takes a number of seconds above 0, not '\(value("--open-timeout") ?? "")'")
+        }
+        return seconds
     }
 
     /// A number of seconds given to `name`.

@@ -106,8 +106,14 @@ package enum SubtitleCueReader {
         return data
     }
 
-    /// `read` of a local file.
+    /// `read` of a local file (a WebVTT file with STYLE or REGION blocks from a copy without
+    /// them, `WebVTTHeaderBlocks`).
     private static func readLocal(_ url: URL, subtitleIndex: Int) throws(PlaybackError) -> Reading {
+        try WebVTTHeaderBlocks.withReadableFile(url) { (file) throws(PlaybackError) in try readFile(file, subtitleIndex: subtitleIndex) }
+    }
+
+    /// `readLocal` of a file libavformat reads as it is.
+    private static func readFile(_ url: URL, subtitleIndex: Int) throws(PlaybackError) -> Reading {
         let path = url.path
         _ = MediaProbeLog.quiet
         var format: UnsafeMutablePointer<AVFormatContext>?
@@ -141,7 +147,7 @@ package enum SubtitleCueReader {
         var settings: OpaquePointer?
         defer { av_dict_free(&settings) }
         if url.isFileURL, isTextFile(url), let data = FileManager.default.contents(atPath: url.path) {
-            let encoding = SubtitleEncoding.detect(data)
+            let encoding = SubtitleEncoding.detect(data).textAfterDemuxing
             if encoding != .utf8 { av_dict_set(&settings, "sub_charenc", encoding.rawValue, 0) }
         }
         guard avcodec_open2(decoder, codec, &settings) >= 0 else {

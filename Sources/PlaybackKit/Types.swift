@@ -110,6 +110,17 @@ public struct VideoSize: Sendable, Equatable, Hashable, CustomStringConvertible 
         return display(storage: storage.turned(by: degrees), pixelAspect: den, num)
     }
 
+    /// The display size of `storage` pixels whose pixel aspect (one pixel's width over its
+    /// height) is `pixelAspect`, once turned clockwise by `degrees`: the same rule as the
+    /// rational form, for an engine that gives the aspect as a number.
+    public static func display(storage: VideoSize, pixelAspect: Double, turnedBy degrees: Int) -> VideoSize {
+        let quarterTurn = (degrees / 90) % 2 == 1
+        let upright = quarterTurn ? storage.turned(by: degrees) : storage
+        let aspect = quarterTurn ? 1 / pixelAspect : pixelAspect
+        guard aspect.isFinite, aspect > 0, abs(aspect - 1) > 1e-9 else { return upright }
+        return VideoSize(width: Int((Double(upright.width) * aspect).rounded()), height: upright.height)
+    }
+
     /// The display size of `storage` pixels with the sample (pixel) aspect ratio `num:den`
     /// applied: the width is stretched or shrunk, the height kept, as players display it.
     public static func display(storage: VideoSize, pixelAspect num: Int, _ den: Int) -> VideoSize {

@@ -6,17 +6,18 @@ import PlaybackKit
 /// size, tracks, metadata and chapters; `--json` writes the same as one JSON object.
 enum InfoCommand {
     static let usage = """
-        usage: mediaplay info [--backend NAME] [--json] FILE|URL
+        usage: mediaplay info [--backend NAME] [--json] [--open-timeout SECONDS] FILE|URL
           the duration, picture size, tracks (id, language, title, codec, flags), metadata and
-          chapters of FILE or URL as the engine reads them; --json writes one JSON object
+          chapters of FILE or URL as the engine reads them; --json writes one JSON object;
+          --open-timeout gives up opening after SECONDS (20 unless given)
         """
 
     static func run(_ arguments: Arguments) async throws -> Int32 {
-        try arguments.check(known: ["--backend", "--json"])
+        try arguments.check(known: ["--backend", "--json", "--open-timeout"])
         let source = MediaSource(argument: try arguments.single("FILE or URL"))
-        let player = try Backends.makePlayer(
-            backend: arguments.value("--backend"), url: source.url,
-            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let openTimeout = try arguments.openTimeout() { options.openTimeout = openTimeout }
+        let player = try Backends.makePlayer(backend: arguments.value("--backend"), url: source.url, options: options)
         defer { player.shutdown() }
         try await player.prepare()
         let backend = player.backendName

@@ -33,7 +33,8 @@ struct Mediaplay {
         "play": """
             usage: mediaplay play [--backend NAME[,NAME...]] [--audio null|system] [--video none|frames|yuv]
                                   [--audio-lang LANG[,LANG...]] [--sub-lang LANG[,LANG...]] [--sub FILE]...
-                                  [--loop one|all] [--quiet] [--window [--size WxH] [--fullscreen]] [FILE|URL ...]
+                                  [--loop one|all] [--quiet] [--window [--size WxH] [--fullscreen]]
+                                  [--open-timeout SECONDS] [FILE|URL ...]
               plays to the end; several files play as a queue. Keys on a terminal:
                 space pause/play     left/right seek 5 s      n/p next/previous item
                 a next audio track   s next subtitle (or off) 9/0 volume down/up   m mute
@@ -44,11 +45,13 @@ struct Mediaplay {
               --window shows the video in an X11 window (640x360, or --size; --fullscreen): the
               time in its title, a seek bar at the bottom (click to seek); in the window space,
               arrows, ,/., n, p and q as above, f the next scaling mode, F fullscreen.
+              --open-timeout gives up opening an item after SECONDS (20 unless given).
             """,
         "info": InfoCommand.usage,
         "thumbnail": """
-            usage: mediaplay thumbnail [--backend NAME] --at SECONDS -o OUT.png FILE|URL
-              writes the picture shown at SECONDS as a PNG
+            usage: mediaplay thumbnail [--backend NAME] --at SECONDS [--open-timeout SECONDS] -o OUT.png FILE|URL
+              writes the picture shown at SECONDS as a PNG; --open-timeout gives up opening after
+              SECONDS (20 unless given)
             """,
     ]
 
@@ -111,16 +114,16 @@ struct Mediaplay {
     // MARK: - thumbnail
 
     static func thumbnail(_ arguments: Arguments) async throws -> Int32 {
-        try arguments.check(known: ["--backend", "--at", "-o", "--output"])
+        try arguments.check(known: ["--backend", "--at", "-o", "--output", "--open-timeout"])
         let source = MediaSource(argument: try arguments.single("FILE or URL"))
         guard let output = arguments.value("-o", "--output") else {
             throw PlaybackError(code: .invalidArgument, message: "thumbnail needs -o OUT.png")
         }
         let time = try arguments.seconds("--at") ?? 0
         guard time >= 0 else { throw PlaybackError(code: .invalidArgument, message: "--at must not be negative") }
-        let player = try Backends.makePlayer(
-            backend: arguments.value("--backend"), url: source.url,
-            options: PlaybackOptions(videoOutput: .none, audioOutput: .null))
+        var options = PlaybackOptions(videoOutput: .none, audioOutput: .null)
+        if let openTimeout = try arguments.openTimeout() { options.openTimeout = openTimeout }
+        let player = try Backends.makePlayer(backend: arguments.value("--backend"), url: source.url, options: options)
         defer { player.shutdown() }
         // Seeking before prepare lets engines that can open at a position skip the start.
         if time > 0 { player.currentPlaybackTime = time }

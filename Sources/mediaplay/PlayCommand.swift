@@ -25,7 +25,7 @@ final class PlayCommand: @unchecked Sendable {
 
     init(_ arguments: Arguments) throws {
         try arguments.check(known: ["--backend", "--audio", "--video", "--quiet", "--loop", "--audio-lang", "--sub-lang", "--sub",
-                                    "--window", "--size", "--fullscreen"])
+                                    "--window", "--size", "--fullscreen", "--open-timeout"])
         self.arguments = arguments
     }
 
@@ -43,6 +43,7 @@ final class PlayCommand: @unchecked Sendable {
             audio = .null
         }
         var options = PlaybackOptions(videoOutput: .none, audioOutput: audio)
+        if let openTimeout = try arguments.openTimeout() { options.openTimeout = openTimeout }
         switch arguments.value("--video") ?? "none" {
         case "none": break
         case "frames": options.videoOutput = .frames(viewport: nil, handler: { _ in })

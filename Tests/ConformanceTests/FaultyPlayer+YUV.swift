@@ -44,6 +44,8 @@ extension FaultyPlayer {
             }
         case .yuvDisplaysStoredSize:
             bent.videoOutput = .yuvFrames { frame in handler(reframed(frame, displaySize: frame.size)) }
+        case .yuvFlipsRange:
+            bent.videoOutput = .yuvFrames { frame in handler(reframed(frame, fullRange: !frame.fullRange)) }
         default:
             break
         }
@@ -51,9 +53,9 @@ extension FaultyPlayer {
     }
 
     /// `frame` over the same memory, `width` pixels wide (its planes' rows cut to fit), with
-    /// other `planes` or another `displaySize`.
+    /// other `planes`, another `displaySize` or another range flag.
     private static func reframed(_ frame: YUVFrame, width: Int? = nil, planes: [YUVPlane]? = nil,
-                                 displaySize: VideoSize? = nil) -> YUVFrame {
+                                 displaySize: VideoSize? = nil, fullRange: Bool? = nil) -> YUVFrame {
         let width = width ?? frame.width
         let geometry = YUVFrame.planeGeometry(frame.layout, width: width, height: frame.height)
         let planes = zip(planes ?? frame.planes, geometry).map { plane, wanted in
@@ -61,6 +63,6 @@ extension FaultyPlayer {
         }
         return YUVFrame(layout: frame.layout, width: width, height: frame.height, displaySize: displaySize ?? frame.displaySize,
                         planes: planes, presentationTime: frame.presentationTime, matrix: frame.matrix,
-                        fullRange: frame.fullRange, converter: nil)
+                        fullRange: fullRange ?? frame.fullRange, converter: nil)
     }
 }

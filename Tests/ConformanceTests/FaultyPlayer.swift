@@ -54,6 +54,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case keepsFirstNaturalSize
         /// naturalSize ignores the pixel aspect: it reports the height's 4:3 width.
         case assumesFourByThree
+        /// naturalSize of pixels narrower than tall stretches the height rather than shrink
+        /// the width (narrow-pixels.mp4, 360x240 of 8:9 pixels: 360x270), as mpv's own
+        /// display size does.
+        case stretchesHeightOfNarrowPixels
         /// naturalSize of a picture whose display matrix stands it upright (portrait) is the
         /// stored landscape size, as an engine that ignores the matrix reports.
         case ignoresDisplayMatrix
@@ -132,10 +136,41 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         case yuvDisplaysStoredSize
         /// stepFrames(n) moves 2n frames, as a step that counts from the frame after the one shown.
         case stepsTwoFrames
+        /// A seek in an MPEG-TS more than 1 s past the keyframe before it (long-gop.ts: keyframes
+        /// at 0 and 10 s) lands on the next keyframe, as an engine whose demuxer's seek lands on
+        /// any packet and whose decoder begins at the next keyframe would.
+        case landsOnNextKeyframe
+        /// `.frames` pictures are stretched from limited to full range once more, as an engine
+        /// that takes a full-range picture for a limited-range one would show it (a grey of 40
+        /// becomes 28; mid grey moves only from 130 to 132).
+        case expandsRangeAgain
+        /// `.yuvFrames` pictures say the other range than their samples use.
+        case yuvFlipsRange
+        /// `.frames` hands every picture on, however late, from a queue of its own: a handler
+        /// slower than the frame rate falls ever further behind the clock, as a sink that
+        /// renders every late picture.
+        case queuesEveryPicture
+        /// A pause does not hold the end: it comes when the rest would have played had the
+        /// player not paused, as an engine that hands the last of the sound to its output at
+        /// once and ends on a timer would.
+        case endsOnTimeWhilePaused
+        /// After a seek while playing, the picture the handler got last comes again stamped
+        /// with the target, before the seek's own pictures (as libVLC 3 shows a picture its
+        /// decoder made from what it read before the seek).
+        case stampsStalePictureAtSeek
+        /// Cue text outside ASCII comes out as its UTF-8 bytes read as Windows-1251 (as a
+        /// UTF-16 subtitle file, turned to UTF-8 by the demuxer, then decoded again as the
+        /// legacy code page guessed from the file's bytes).
+        case decodesCueTextTwice
+        /// A WebVTT subtitle file with a STYLE or REGION block gives no track and no cue (as
+        /// libavformat 5.1 reads such a file).
+        case dropsStyledWebVTT
     }
 
     let inner: any MediaPlayback
     let fault: Fault
+    /// The media played, when known.
+    let url: URL?
     private let resumedAt = Locked<TimeInterval?>(nil)
     private let pausedByCall = Locked(false)
     private let storedRate = Locked<Float>(1)
@@ -144,6 +179,9 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
     private let firstNaturalSize = Locked<VideoSize?>(nil)
     private let firstThumbnail = Locked<VideoFrame?>(nil)
     private let seekGate = DispatchSemaphore(value: 0)
+    /// `stampsStalePictureAtSeek`: the target of a seek while playing whose stale picture is
+    /// still to come, and the last picture handed on.
+    private let staleSeek: Locked<(target: TimeInterval?, last: VideoFrame?)>
     /// Whether shutdown() was called (`leaksInnerWhenReleased` leaks only without it).
     private let shutDownCalled = Locked(false)
     /// Whether playbackVolume was set before (`slowCallsUnderLoad` blocks the first time).
@@ -178,6 +216,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                 }
             }
         }
+        if fault == .queuesEveryPicture, case .frames(let viewport, let handler) = options.videoOutput {
+            let queue = DispatchQueue(label: "faulty-player.every-picture")
+            options.videoOutput = .frames(viewport: viewport) { frame in queue.async { handler(frame) } }
+        }
         if fault == .dropsLastColumn, case .frames(let viewport, let handler) = options.videoOutput {
             options.videoOutput = .frames(viewport: viewport) { frame in handler(FaultyPlayer.withoutLastColumn(frame)) }
         }
@@ -185,6 +227,16 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             options.videoOutput = .frames(viewport: viewport) { frame in
                 var frame = frame
                 for index in stride(from: 3, to: frame.pixels.count, by: 4) { frame.pixels[index] = 0 }
+                handler(frame)
+            }
+        }
+        if fault == .expandsRangeAgain, case .frames(let viewport, let handler) = options.videoOutput {
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                var frame = frame
+                for index in frame.pixels.indices where index % 4 != 3 {
+                    let expanded = (Int(frame.pixels[index]) - 16) * 255 / 219
+                    frame.pixels[index] = UInt8(clamping: expanded)
+                }
                 handler(frame)
             }
         }
@@ -218,10 +270,25 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                 handler(field)
             }
         }
+        let staleSeek = Locked<(target: TimeInterval?, last: VideoFrame?)>((nil, nil))
+        if fault == .stampsStalePictureAtSeek, case .frames(let viewport, let handler) = options.videoOutput {
+            options.videoOutput = .frames(viewport: viewport) { frame in
+                let stale = staleSeek.withLock { state -> VideoFrame? in
+                    defer { state.last = frame }
+                    guard let target = state.target, var last = state.last else { return nil }
+                    state.target = nil
+                    last.presentationTime = target
+                    return last
+                }
+                if let stale { handler(stale) }
+                handler(frame)
+            }
+        }
         if fault == .dropsWindowOutput, case .window = options.videoOutput { options.videoOutput = .none }
         options = bendingYUVOutput(fault, options)
         switch fault {
         case .dropsHTTPHeaders: options.httpHeaders = [:]
+        case .dropsStyledWebVTT: options.subtitleURLs.removeAll(where: hasWebVTTStyleBlocks)
         case .ignoresReadAheadCap: options.maxBufferBytes = nil
         case .trustsRemoteReferences: options.remoteMayReferenceLocalFiles = true
         case .waitsForeverOnSilentServers:
@@ -243,7 +310,26 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                 }
             }
         }
-        return FaultyPlayer(wrapping: inner, fault: fault)
+        return FaultyPlayer(wrapping: inner, fault: fault, url: url, staleSeek: staleSeek)
+    }
+
+    /// True for a local WebVTT file with a STYLE or REGION block, which `dropsStyledWebVTT`
+    /// leaves out.
+    static func hasWebVTTStyleBlocks(_ url: URL) -> Bool {
+        guard url.isFileURL, let text = try? String(contentsOf: url, encoding: .utf8), text.hasPrefix("WEBVTT") else { return false }
+        return text.split(whereSeparator: \.isNewline).contains { $0.hasPrefix("STYLE") || $0.hasPrefix("REGION") }
+    }
+
+    /// `text`'s UTF-8 bytes read as Windows-1251 (only its letters А-я are mapped back; any
+    /// other byte above 0x7F stands as "?"), as `decodesCueTextTwice` shows cue text.
+    static func decodedTwice(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.utf8.map { byte -> Unicode.Scalar in
+            switch byte {
+            case 0..<0x80: Unicode.Scalar(byte)
+            case 0xC0...0xFF: Unicode.Scalar(UInt32(byte) - 0xC0 + 0x410)!
+            default: "?"
+            }
+        }))
     }
 
     /// `frame` one column narrower, rows packed tight.
@@ -259,9 +345,12 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                           presentationTime: frame.presentationTime)
     }
 
-    init(wrapping inner: any MediaPlayback, fault: Fault) {
+    init(wrapping inner: any MediaPlayback, fault: Fault, url: URL? = nil,
+         staleSeek: Locked<(target: TimeInterval?, last: VideoFrame?)> = Locked((nil, nil))) {
         self.inner = inner
         self.fault = fault
+        self.url = url
+        self.staleSeek = staleSeek
     }
 
     deinit {
@@ -302,7 +391,18 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
 
     func pause() {
         pausedByCall.set(true)
+        if fault == .endsOnTimeWhilePaused, inner.isPlaying { endWhenDue(after: inner.duration - inner.currentPlaybackTime) }
         inner.pause()
+    }
+
+    /// Ends the real player (a seek to its end, then play()) once `rest` has passed, if this
+    /// player is still paused then (`endsOnTimeWhilePaused`).
+    private func endWhenDue(after rest: TimeInterval) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, rest)) { [weak self] in
+            guard let self, self.pausedByCall.get(), !self.shutDownCalled.get() else { return }
+            self.inner.currentPlaybackTime = self.inner.duration
+            self.inner.play()
+        }
     }
 
     func stop() { inner.stop() }
@@ -344,6 +444,14 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             case .blocksInSeek:
                 seekGate.wait()
                 inner.currentPlaybackTime = newValue
+            case .stampsStalePictureAtSeek where inner.isPlaying:
+                staleSeek.withLock { $0.target = newValue }
+                inner.currentPlaybackTime = newValue
+            case .landsOnNextKeyframe where url?.pathExtension == "ts":
+                let keyframeInterval = 10.0
+                let previous = (newValue / keyframeInterval).rounded(.down) * keyframeInterval
+                let next = previous + keyframeInterval
+                inner.currentPlaybackTime = newValue - previous > 1 && next < inner.duration ? next : newValue
             default:
                 inner.currentPlaybackTime = newValue
             }
@@ -373,11 +481,19 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
             }
         case .assumesFourByThree:
             return Self.fourByThree(real)
+        case .stretchesHeightOfNarrowPixels:
+            return Self.stretchedHeight(real, url: url)
         case .ignoresDisplayMatrix:
             return real.height > real.width ? real.turned(by: 90) : real
         default:
             return real
         }
+    }
+
+    /// narrow-pixels.mp4's display size as an engine that stretches its height gives it.
+    static func stretchedHeight(_ size: VideoSize, url: URL?) -> VideoSize {
+        guard url?.lastPathComponent == "narrow-pixels.mp4", size == VideoSize(width: 320, height: 240) else { return size }
+        return VideoSize(width: 360, height: 270)
     }
 
     /// `size` with the width its height has at 4:3.
@@ -459,7 +575,10 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         inner.selectTrack(id: id)
     }
     func deselectTrack(kind: TrackKind) { inner.deselectTrack(kind: kind) }
-    func addSubtitle(url: URL) { inner.addSubtitle(url: url) }
+    func addSubtitle(url: URL) {
+        if fault == .dropsStyledWebVTT, Self.hasWebVTTStyleBlocks(url) { return }
+        inner.addSubtitle(url: url)
+    }
     var subtitleDelay: TimeInterval {
         get { inner.subtitleDelay }
         set { inner.subtitleDelay = newValue }
@@ -477,6 +596,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         let source = inner.events
         let fault = self.fault
         let inner = self.inner
+        let url = self.url
         return AsyncStream { continuation in
             let task = Task {
                 var sizeSeen = false
@@ -484,7 +604,7 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
                     if fault == .lateCues, case .subtitleChanged = event { try? await Task.sleep(nanoseconds: 300_000_000) }
                     if fault == .neverEndsWithSubtitles, event == .finished(.playbackEnded),
                        inner.tracks.contains(where: { $0.kind == .subtitle && $0.isSelected }) { continue }
-                    for changed in Self.apply(fault, to: event, sizeSeen: &sizeSeen) { continuation.yield(changed) }
+                    for changed in Self.apply(fault, to: event, url: url, sizeSeen: &sizeSeen) { continuation.yield(changed) }
                 }
                 continuation.finish()
             }
@@ -492,14 +612,18 @@ final class FaultyPlayer: EngineReportingPlayback, Sendable {
         }
     }
 
-    /// What the app sees of `event` under `fault`; `sizeSeen` is the stream's own memory.
-    private static func apply(_ fault: Fault, to event: PlaybackEvent, sizeSeen: inout Bool) -> [PlaybackEvent] {
+    /// What the app sees of `event` under `fault` from the player of `url`; `sizeSeen` is the
+    /// stream's own memory.
+    private static func apply(_ fault: Fault, to event: PlaybackEvent, url: URL?, sizeSeen: inout Bool) -> [PlaybackEvent] {
         switch (fault, event) {
         case (.keepsFirstNaturalSize, .naturalSizeAvailable):
             defer { sizeSeen = true }
             return sizeSeen ? [] : [event]
         case (.assumesFourByThree, .naturalSizeAvailable(let size)): return [.naturalSizeAvailable(fourByThree(size))]
+        case (.stretchesHeightOfNarrowPixels, .naturalSizeAvailable(let size)): return [.naturalSizeAvailable(stretchedHeight(size, url: url))]
         case (.reportsEndForBrokenFile, .finished(.playbackError)): return [.finished(.playbackEnded)]
+        case (.decodesCueTextTwice, .subtitleChanged(let cue?)):
+            return [.subtitleChanged(SubtitleCue(text: decodedTwice(cue.text), start: cue.start, end: cue.end))]
         case (.neverCompletesSeeks, .seekCompleted): return []
         case (.endsTwice, .finished(.playbackEnded)): return [event, event]
         case (.stopsSilently, .finished(.userExited)): return []

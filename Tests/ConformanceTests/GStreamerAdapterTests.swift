@@ -227,6 +227,39 @@ struct GStreamerAdapterTests {
         #expect(!error.message.isEmpty)
     }
 
+    /// GIF and NUT have no demuxer in GStreamer but gst-libav's, which before 1.24 may read
+    /// on at the end of a file forever (a GIF never ended; a NUT file never opened, and one
+    /// of raw pictures crashed the demuxer's thread). Either the file plays to its end, or it
+    /// is refused at once as a format the engine cannot play: never a hang, never a crash.
+    @Test("a GIF or NUT file ends (played to its end, or refused as .unsupportedFormat) within 10 s",
+          arguments: [("gif", ["-pix_fmt", "pal8"]), ("nut", ["-c:v", "rawvideo", "-pix_fmt", "bgr0"]),
+                      ("nut", ["-c:v", "libx264"])])
+    func libavOnlyContainers(fileExtension: String, codecOptions: [String]) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gst-libav-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("clip.\(fileExtension)")
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=96x60:rate=10:duration=1"] + codecOptions + [file.path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make \(file.lastPathComponent)")
+        let player = try GStreamerBackend().makePlayer(url: file, options: PlaybackOptions(audioOutput: .null))
+        defer { player.shutdown() }
+        let log = EventRecorder(player)
+        player.play()
+        let reason = try await log.waitForFinish(timeout: 10)
+        switch reason {
+        case .playbackEnded:
+            break
+        case .playbackError(let error):
+            #expect(error.code == .unsupportedFormat, "\(file.lastPathComponent): \(error)")
+        case .userExited:
+            Issue.record("\(file.lastPathComponent): finished with userExited")
+        }
+    }
+
     @Test("size-change.ts announces 480x360 when the size changes")
     func sizeChange() async throws {
         let (player, log) = try gstPlayer("size-change.ts")

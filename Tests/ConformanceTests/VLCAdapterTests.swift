@@ -167,6 +167,39 @@ struct VLCAdapterTests {
         #expect(player.currentPlaybackTime > 6.2)
     }
 
+    /// A seek while playing completes on the target's picture (or one just after, when libVLC
+    /// dropped the target's as late), never on a picture the decoder made from what it read
+    /// before the seek (libVLC 3 shows that one at once as the seek's first when the seek
+    /// comes while it decodes), and every `.frames` picture carries its own time: swept over
+    /// the moment after `play()` the seek is sent at, and over seeks back and forth, onto
+    /// keyframes and between them, while playing on.
+    @Test("a seek while playing completes on the target's picture, whenever after play() it is sent", arguments: [0, 5, 10, 20, 30, 40, 60, 90])
+    func seekWhilePlayingSweep(delayMilliseconds: Int) async throws {
+        let frames = FrameCollector()
+        let player = try makeVLCPlayer("frames.mp4", video: .frames(viewport: nil, handler: frames.handler))
+        defer { player.shutdown() }
+        let recorder = try await EventRecorder.prepared(player)
+        player.play()
+        if delayMilliseconds > 0 { try await Task.sleep(for: .milliseconds(delayMilliseconds)) }
+        for (index, target) in [6.0, 2.52, 8.0, 4.4].enumerated() {
+            if index > 0 {
+                // While playing on: a picture or two past the last seek's.
+                try await Task.sleep(for: .milliseconds(30 + 17 * index))
+            }
+            let mark = recorder.mark
+            player.currentPlaybackTime = target
+            _ = try await recorder.waitForSeekCompleted(since: mark, timeout: seekTimeout)
+            let shown = try #require(frameNumberOnScreen(player))
+            let expected = FramePattern.frame(at: target)
+            #expect((expected...(expected + 3)).contains(shown), "frame \(shown) after seeking to \(target) s while playing, \(delayMilliseconds) ms after play()")
+        }
+        player.pause()
+        for record in frames.records {
+            guard let number = record.number else { continue }
+            #expect(abs(number - FramePattern.frame(at: record.presentationTime)) <= 1, "frame \(number) stamped \(record.presentationTime)")
+        }
+    }
+
     @Test("pause and resume twice: the picture follows the position and playback goes on")
     func pauseResume() async throws {
         let player = try makeVLCPlayer("frames.mp4")

@@ -154,6 +154,29 @@ enum CLI {
         #expect(result.stdout.contains("00:00:03 / 00:00:03"), "\(result.stdout)")
     }
 
+    /// `--open-timeout` gives up on a server that accepts and never answers after the time
+    /// given, not the default 20 s; a time that is not above 0 is refused.
+    @Test(arguments: CLI.backends)
+    func openTimeoutGivesUpOnASilentServer(backend: String) throws {
+        let server = try LocalHTTPServer()
+        defer { server.stop() }
+        server.route("/silent.mp4", .silent)
+        let url = server.url("/silent.mp4").absoluteString
+        for command in [["info"], ["play", "--audio", "null"]] {
+            let started = monotonicSeconds()
+            let result = try CLI.run(command + ["--backend", backend, "--open-timeout", "2", url], timeout: 15)
+            let elapsed = monotonicSeconds() - started
+            #expect(result.status != 0, "\(command[0]): \(result.stderr)")
+            #expect(result.stderr.contains("network"), "\(command[0]): \(result.stderr)")
+            #expect(elapsed > 1.9 && elapsed < 8, "\(command[0]) gave up after \(elapsed) s")
+        }
+        for bad in ["0", "-1", "soon"] {
+            let refused = try CLI.run(["thumbnail", "--backend", backend, "--open-timeout", bad, "--at", "1", url, "-o", "/dev/null"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("--open-timeout"), "\(bad): \(refused.stderr)")
+        }
+    }
+
     /// The time widget says (buffering) while the load state is stalled. The FFmpeg engine
     /// plays a source at 35% of its bitrate in deterministic stalls (other engines may buffer
     /// all of a clip this short before they start).

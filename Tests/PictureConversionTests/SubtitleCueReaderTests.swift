@@ -48,5 +48,17 @@ import Testing
         let cyrillic = Data([0xCF, 0xE5, 0xF0, 0xE2, 0xE0, 0xFF])  // "Первая" in Windows-1251
         #expect(SubtitleEncoding.detect(cyrillic) == .windows1251)
     }
+
+    @Test func utf16IsToldByItsByteOrderMarkAndReachesTheDecodersAsUTF8() {
+        // "Première" with UTF-16's byte order mark: not UTF-8, and mostly pairs of high bytes
+        // when read byte by byte (the old rule took it for Windows-1251).
+        let littleEndian = Data([0xFF, 0xFE] + "Première".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        let bigEndian = Data([0xFE, 0xFF] + "Première".utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })
+        #expect(SubtitleEncoding.detect(littleEndian) == .utf16LittleEndian)
+        #expect(SubtitleEncoding.detect(bigEndian) == .utf16BigEndian)
+        #expect(SubtitleEncoding.detect(littleEndian).textAfterDemuxing == .utf8)
+        #expect(SubtitleEncoding.detect(bigEndian).textAfterDemuxing == .utf8)
+        #expect(SubtitleEncoding.windows1251.textAfterDemuxing == .windows1251)
+    }
 }
 #endif

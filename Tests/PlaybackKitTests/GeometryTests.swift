@@ -46,6 +46,26 @@ import Testing
         #expect(VideoSize.display(storage: wide, pixelAspect: 1, 1) == wide)
         #expect(VideoSize.display(storage: wide, pixelAspect: 0, 1) == wide)
     }
+
+    /// Pixels narrower than tall shrink the width and keep the height, in the rational form
+    /// and in the form an engine gives as a number (mpv's `video-params/par`), turned or not.
+    @Test func narrowPixelsShrinkTheWidthInBothForms() {
+        let ntsc = VideoSize(width: 720, height: 480)
+        #expect(VideoSize.display(storage: ntsc, pixelAspect: 8, 9) == VideoSize(width: 640, height: 480))
+        #expect(VideoSize.display(storage: ntsc, pixelAspect: 8.0 / 9.0, turnedBy: 0) == VideoSize(width: 640, height: 480))
+        #expect(VideoSize.display(storage: ntsc, pixelAspect: 8.0 / 9.0, turnedBy: 180) == VideoSize(width: 640, height: 480))
+        // A quarter turn: 480x720 upright, of 9:8 pixels, 540x720.
+        #expect(VideoSize.display(storage: ntsc, pixelAspect: 8.0 / 9.0, turnedBy: 90)
+                == VideoSize.display(storage: ntsc, pixelAspect: 8, 9, turnedBy: 90))
+        #expect(VideoSize.display(storage: ntsc, pixelAspect: 8.0 / 9.0, turnedBy: 90) == VideoSize(width: 540, height: 720))
+        let odd = VideoSize(width: 97, height: 61)
+        #expect(VideoSize.display(storage: odd, pixelAspect: 2989.0 / 3007.0, turnedBy: 0)
+                == VideoSize.display(storage: odd, pixelAspect: 2989, 3007))
+        #expect(VideoSize.display(storage: odd, pixelAspect: 2989, 3007) == VideoSize(width: 96, height: 61))
+        for bad in [0.0, -1.0, .infinity, .nan, 1.0] {
+            #expect(VideoSize.display(storage: odd, pixelAspect: bad, turnedBy: 0) == odd, "\(bad)")
+        }
+    }
 }
 
 @Suite struct TurnedPictureTests {

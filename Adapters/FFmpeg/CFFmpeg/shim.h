@@ -1,7 +1,9 @@
 #ifndef PK_FFMPEG_SHIM_H
 #define PK_FFMPEG_SHIM_H
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <time.h>
 #include <pthread.h>
 #include <libavformat/avformat.h>
@@ -59,6 +61,98 @@ static inline const char *pk_av_version_info(void) { return av_version_info(); }
 static inline unsigned pk_av_version_major(unsigned v) { return AV_VERSION_MAJOR(v); }
 static inline unsigned pk_av_version_minor(unsigned v) { return AV_VERSION_MINOR(v); }
 static inline unsigned pk_av_version_micro(unsigned v) { return AV_VERSION_MICRO(v); }
+/* SDL2 is not linked: its header gives the types, and the few functions the system audio
+ * output calls are looked up with dlopen/dlsym the first time a device is opened (SDL2 and
+ * what it pulls in cost every process about 2 MiB of memory, also those that play with
+ * another engine or without sound). Call `pk_sdl_load()` and check for NULL before any other
+ * `pk_sdl_` function that calls into SDL. */
+
+/** The soname looked up at run time. */
+#define PK_SDL_SONAME "libSDL2-2.0.so.0"
+
+/** Every SDL function the adapter calls, as X(name) with name the part after `SDL_`. */
+#define PK_SDL_FUNCTIONS(X) \
+    X(InitSubSystem) X(QuitSubSystem) X(GetError) X(OpenAudioDevice) X(CloseAudioDevice) \
+    X(PauseAudioDevice) X(MixAudioFormat)
+
+#define PK_SDL_POINTER_FIELD(name) __typeof__(SDL_##name) *name;
+/** The looked-up SDL entry points; all set once `error` is empty. */
+typedef struct pk_sdl_functions {
+    PK_SDL_FUNCTIONS(PK_SDL_POINTER_FIELD)
+} pk_sdl_functions;
+#undef PK_SDL_POINTER_FIELD
+
+/** The table, its once-guard and the load error text (one per translation unit that loads it;
+ *  repeat loads are harmless: dlopen counts references and dlsym returns the same addresses). */
+typedef struct pk_sdl_library {
+    pthread_once_t once;
+    pk_sdl_functions functions;
+    char error[512];
+} pk_sdl_library;
+
+/** This translation unit's library record. */
+static inline pk_sdl_library *pk_sdl_library_storage(void) {
+    static pk_sdl_library library = { PTHREAD_ONCE_INIT };
+    return &library;
+}
+
+/** Opens SDL2 and looks up every function; on failure leaves the reason in `error`. */
+static inline void pk_sdl_library_fill(void) {
+    pk_sdl_library *library = pk_sdl_library_storage();
+    void *handle = dlopen(PK_SDL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *reason = dlerror();
+        snprintf(library->error, sizeof library->error, "%s", reason ? reason : "dlopen(" PK_SDL_SONAME ") failed");
+        return;
+    }
+    pk_sdl_functions functions;
+#define PK_SDL_LOOK_UP(name) \
+    functions.name = (__typeof__(SDL_##name) *)dlsym(handle, "SDL_" #name); \
+    if (functions.name == NULL) { \
+        snprintf(library->error, sizeof library->error, "%s: missing symbol SDL_%s", PK_SDL_SONAME, #name); \
+        dlclose(handle); \
+        return; \
+    }
+    PK_SDL_FUNCTIONS(PK_SDL_LOOK_UP)
+#undef PK_SDL_LOOK_UP
+    library->functions = functions;
+    library->error[0] = '\0';
+}
+
+/** Loads SDL2 once (thread-safe). Returns NULL when every function is available, otherwise the
+ *  reason (dlerror()'s text or the missing symbol); the text stays valid for the process. */
+static inline const char *pk_sdl_load(void) {
+    pk_sdl_library *library = pk_sdl_library_storage();
+    pthread_once(&library->once, pk_sdl_library_fill);
+    return library->error[0] == '\0' ? NULL : library->error;
+}
+
+/** The loaded functions; only valid after `pk_sdl_load()` returned NULL. */
+static inline const pk_sdl_functions *pk_sdl_fn(void) {
+    (void)pk_sdl_load();
+    return &pk_sdl_library_storage()->functions;
+}
+
+/** SDL_InitSubSystem. */
+static inline int pk_sdl_init_subsystem(Uint32 flags) { return pk_sdl_fn()->InitSubSystem(flags); }
+/** SDL_QuitSubSystem. */
+static inline void pk_sdl_quit_subsystem(Uint32 flags) { pk_sdl_fn()->QuitSubSystem(flags); }
+/** SDL_GetError. */
+static inline const char *pk_sdl_get_error(void) { return pk_sdl_fn()->GetError(); }
+/** SDL_OpenAudioDevice. */
+static inline SDL_AudioDeviceID pk_sdl_open_audio_device(const char *device, int iscapture, const SDL_AudioSpec *desired,
+                                                         SDL_AudioSpec *obtained, int allowed_changes) {
+    return pk_sdl_fn()->OpenAudioDevice(device, iscapture, desired, obtained, allowed_changes);
+}
+/** SDL_CloseAudioDevice. */
+static inline void pk_sdl_close_audio_device(SDL_AudioDeviceID device) { pk_sdl_fn()->CloseAudioDevice(device); }
+/** SDL_PauseAudioDevice. */
+static inline void pk_sdl_pause_audio_device(SDL_AudioDeviceID device, int pause_on) { pk_sdl_fn()->PauseAudioDevice(device, pause_on); }
+/** SDL_MixAudioFormat. */
+static inline void pk_sdl_mix_audio_format(Uint8 *dst, const Uint8 *src, SDL_AudioFormat format, Uint32 len, int volume) {
+    pk_sdl_fn()->MixAudioFormat(dst, src, format, len, volume);
+}
+
 /** AUDIO_S16SYS. */
 static inline SDL_AudioFormat pk_sdl_audio_s16sys(void) { return AUDIO_S16SYS; }
 /** SDL_MIX_MAXVOLUME. */

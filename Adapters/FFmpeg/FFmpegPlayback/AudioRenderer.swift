@@ -27,13 +27,18 @@ final class SDLAudioDevice {
         if let reason = sdlAudioUnavailable.get() {
             throw PlaybackError(code: .engine, message: reason)
         }
+        if let failure = pk_sdl_load() {
+            let reason = "audio device: \(String(cString: failure))"
+            sdlAudioUnavailable.set(reason)
+            throw PlaybackError(code: .engine, message: reason)
+        }
         let initialised = sdlAudioUsers.withLock { users -> Bool in
-            if users == 0, SDL_InitSubSystem(UInt32(SDL_INIT_AUDIO)) != 0 { return false }
+            if users == 0, pk_sdl_init_subsystem(UInt32(SDL_INIT_AUDIO)) != 0 { return false }
             users += 1
             return true
         }
         guard initialised else {
-            let reason = "audio device: SDL_InitSubSystem: \(String(cString: SDL_GetError()))"
+            let reason = "audio device: SDL_InitSubSystem: \(String(cString: pk_sdl_get_error()))"
             sdlAudioUnavailable.set(reason)
             throw PlaybackError(code: .engine, message: reason)
         }
@@ -52,9 +57,9 @@ final class SDLAudioDevice {
         }
         wanted.userdata = Unmanaged.passUnretained(renderer).toOpaque()
         var obtained = SDL_AudioSpec()
-        let device = SDL_OpenAudioDevice(nil, 0, &wanted, &obtained, pk_sdl_audio_allow_changes())
+        let device = pk_sdl_open_audio_device(nil, 0, &wanted, &obtained, pk_sdl_audio_allow_changes())
         guard device != 0 else {
-            let reason = "audio device: SDL_OpenAudioDevice: \(String(cString: SDL_GetError()))"
+            let reason = "audio device: SDL_OpenAudioDevice: \(String(cString: pk_sdl_get_error()))"
             Self.releaseSubsystem()
             sdlAudioUnavailable.set(reason)
             throw PlaybackError(code: .engine, message: reason)
@@ -66,19 +71,19 @@ final class SDLAudioDevice {
     }
 
     deinit {
-        SDL_CloseAudioDevice(id)
+        pk_sdl_close_audio_device(id)
         Self.releaseSubsystem()
     }
 
     private static func releaseSubsystem() {
         sdlAudioUsers.withLock { users in
             users -= 1
-            if users == 0 { SDL_QuitSubSystem(UInt32(SDL_INIT_AUDIO)) }
+            if users == 0 { pk_sdl_quit_subsystem(UInt32(SDL_INIT_AUDIO)) }
         }
     }
 
     /// Starts or stops the callbacks.
-    func setPaused(_ paused: Bool) { SDL_PauseAudioDevice(id, paused ? 1 : 0) }
+    func setPaused(_ paused: Bool) { pk_sdl_pause_audio_device(id, paused ? 1 : 0) }
 }
 
 // MARK: - Audio output
@@ -186,7 +191,7 @@ final class AudioRenderer: @unchecked Sendable {
                         (out + written).update(from: buffer + pendingOffset, count: count)
                     } else {
                         (out + written).update(repeating: 0, count: count)
-                        SDL_MixAudioFormat(out + written, buffer + pendingOffset, pk_sdl_audio_s16sys(),
+                        pk_sdl_mix_audio_format(out + written, buffer + pendingOffset, pk_sdl_audio_s16sys(),
                                            UInt32(count), Int32(volume * Double(pk_sdl_mix_maxvolume())))
                     }
                 }

@@ -19,6 +19,8 @@ final class PresenterState {
     var lastPositionWall = 0.0
     var lastPosition = 0.0
     var droppedFrames = 0
+    /// The time of the late picture for which the presenter last waited for the next one.
+    var awaitedNextAfter: Double?
 }
 
 extension FFmpegSession {
@@ -151,9 +153,23 @@ extension FFmpegSession {
             state.droppedFrames += 1
             return
         }
+        if videoFrames.peek(1) == nil, slot.duration > 0, slot.time + slot.duration <= now,
+           videoDecoderFinished != serial, state.awaitedNextAfter != slot.time {
+            // Late by a whole picture (the `.frames` handler or the machine was slow), and the
+            // next one, due already, is still being decoded: it is waited for briefly, once,
+            // so that it is shown instead. Else only one late picture would be left out per
+            // picture shown, and a handler slower than the frame rate would fall ever
+            // further behind the clock.
+            state.awaitedNextAfter = slot.time
+            lock.wait(presenterWake, until: monotonicSeconds() + Self.nextPictureWait)
+            return
+        }
         show(slot, state: state)
         reportPosition(state)
     }
+
+    /// How long a late picture waits for the next one to be decoded (see `presenterStep`).
+    static let nextPictureWait = 0.02
 
     // MARK: - Milestones
 
@@ -289,7 +305,7 @@ extension FFmpegSession {
         videoFrames.pop(into: displayed.frame)
         displayedTime = slot.time
         let frame = displayed.frame.pointee
-        let aspect = frame.sample_aspect_ratio.num > 0 ? frame.sample_aspect_ratio : videoAspect
+        let aspect = videoAspect.num > 0 ? videoAspect : frame.sample_aspect_ratio
         let size = Self.displaySize(width: frame.width, height: frame.height, aspect: aspect)
         if size != naturalSize {
             naturalSize = size

@@ -221,7 +221,7 @@ extension FFmpegSession {
                     }
                 }
                 let storedAspect = av_guess_sample_aspect_ratio(context, stream, nil), rotation = videoDecoder?.rotation ?? 0
-                videoAspect = Self.uprightAspect(storedAspect, rotation: rotation)
+                videoAspect = Self.containerAspect(of: stream, rotation: rotation)
                 naturalSize = VideoSize.display(storage: VideoSize(width: Int(stream.pointee.codecpar.pointee.width),
                                                                    height: Int(stream.pointee.codecpar.pointee.height)),
                                                 pixelAspect: Int(storedAspect.num), Int(storedAspect.den), turnedBy: rotation)
@@ -260,6 +260,15 @@ extension FFmpegSession {
     static func displaySize(width: Int32, height: Int32, aspect: AVRational) -> VideoSize {
         VideoSize.display(storage: VideoSize(width: Int(width), height: Int(height)),
                           pixelAspect: Int(aspect.num), Int(aspect.den))
+    }
+
+    /// The pixel aspect the container gives `stream`, upright (see `uprightAspect`), or 0/1
+    /// when it gives none. Where it gives one it wins over the pictures' own, as in
+    /// libavformat's `av_guess_sample_aspect_ratio` and the other engines.
+    static func containerAspect(of stream: UnsafeMutablePointer<AVStream>, rotation: Int) -> AVRational {
+        let aspect = stream.pointee.sample_aspect_ratio
+        guard aspect.num > 0, aspect.den > 0 else { return AVRational(num: 0, den: 1) }
+        return uprightAspect(aspect, rotation: rotation)
     }
 
     /// The pixel aspect of a stream's pictures once turned upright by `rotation`: a quarter

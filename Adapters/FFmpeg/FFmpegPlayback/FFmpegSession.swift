@@ -119,7 +119,8 @@ final class FFmpegSession: @unchecked Sendable {
     /// Packets of the video stream switched to are skipped up to its first keyframe (the
     /// read thread's).
     var videoAwaitingKeyframe = false
-    /// The video stream's sample aspect from the container (guarded by `pictureLock`).
+    /// The video stream's sample aspect from the container, upright, or 0/1 when the
+    /// container gives none and the pictures' own applies (guarded by `pictureLock`).
     var videoAspect = AVRational(num: 0, den: 1)
     /// The audio, video and subtitle streams, in stream order.
     var streamTracks: [StreamTrack] = []

@@ -104,6 +104,14 @@ struct SubtitleFile {
     /// Reads and decodes `url`; throws the mapped error when it cannot be opened or holds no
     /// subtitle stream. `interrupt` stops blocking I/O when the session closes.
     static func load(_ url: URL, options: PlaybackOptions, interrupt: InterruptFlag) throws(PlaybackError) -> SubtitleFile {
+        // A WebVTT file with STYLE or REGION blocks is read from a copy without them.
+        try WebVTTHeaderBlocks.withReadableFile(url) { (file) throws(PlaybackError) in
+            try read(file, title: url.lastPathComponent, options: options, interrupt: interrupt)
+        }
+    }
+
+    /// `load` of a file libavformat reads as it is; the file is `title`.
+    private static func read(_ url: URL, title: String, options: PlaybackOptions, interrupt: InterruptFlag) throws(PlaybackError) -> SubtitleFile {
         let location = url.isFileURL ? url.path : url.absoluteString
         // Over http(s) the file is opened as any network source (headers, certificates, policy).
         let network = url.isFileURL ? nil : try NetworkAccess(source: MediaSource(url), options: options)
@@ -146,7 +154,7 @@ struct SubtitleFile {
         let encoding = detected == .utf8 ? nil : detected.rawValue
         let decoder = try SubtitleDecoder(stream: stream, timeOffset: 0, characterEncoding: encoding)
         let cues = packets.flatMap { decoder.decode($0) }
-        return SubtitleFile(title: url.lastPathComponent, codec: String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id)),
+        return SubtitleFile(title: title, codec: String(cString: avcodec_get_name(stream.pointee.codecpar.pointee.codec_id)),
                             header: decoder.header, cues: cues, encoding: encoding)
     }
 }

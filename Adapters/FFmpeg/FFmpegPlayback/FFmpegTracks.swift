@@ -323,7 +323,7 @@ extension FFmpegSession {
         videoTimeBase = stream.pointee.time_base
         videoFrameDuration = frameDuration
         videoAwaitingKeyframe = true
-        let aspect = Self.uprightAspect(av_guess_sample_aspect_ratio(format.context, stream, nil), rotation: decoder.rotation)
+        let aspect = Self.containerAspect(of: stream, rotation: decoder.rotation)
         pictureLock.withLock { videoAspect = aspect }
         lock.withLock {
             videoPackets.putSwitch(to: decoder, serial: serial)

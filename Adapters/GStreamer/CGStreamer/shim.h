@@ -29,6 +29,10 @@ static inline GstElement *pk_gst_element(gpointer object) { return GST_ELEMENT(o
 static inline GstBin *pk_gst_bin(gpointer object) { return GST_BIN(object); }
 static inline GstAppSink *pk_gst_app_sink(gpointer object) { return GST_APP_SINK(object); }
 static inline gboolean pk_gst_is_element(gpointer object) { return GST_IS_ELEMENT(object); }
+/// Whether `object` is an element that produces data of its own (filesrc, souphttpsrc, ...).
+static inline gboolean pk_gst_is_source_element(gpointer object) {
+    return GST_IS_ELEMENT(object) && GST_OBJECT_FLAG_IS_SET(object, GST_ELEMENT_FLAG_SOURCE);
+}
 
 // MARK: - Messages and buffers
 
@@ -231,10 +235,19 @@ static inline void pk_gst_bin_visit(GstElement *bin, pk_gst_element_visitor visi
 static inline gint pk_gst_autoplug_skip(GstElement *bin, GstPad *pad, GstCaps *caps, GstElementFactory *factory, gpointer name) {
     (void)bin; (void)pad; (void)caps;
     const gchar *candidate = gst_plugin_feature_get_name(GST_PLUGIN_FEATURE(factory));
-    return (candidate && g_strcmp0(candidate, (const gchar *)name) == 0) ? 2 /* GST_AUTOPLUG_SELECT_SKIP */ : 0 /* TRY */;
+    const gchar *pattern = (const gchar *)name;
+    gsize length = strlen(pattern);
+    gboolean matches = FALSE;
+    if (candidate && length > 0 && pattern[length - 1] == '*') {
+        matches = strncmp(candidate, pattern, length - 1) == 0;
+    } else if (candidate) {
+        matches = g_strcmp0(candidate, pattern) == 0;
+    }
+    return matches ? 2 /* GST_AUTOPLUG_SELECT_SKIP */ : 0 /* TRY */;
 }
 /// Makes `decodebin` pass over the element factory `name` when it autoplugs (its
-/// "autoplug-select" answers SKIP for it, TRY for the others).
+/// "autoplug-select" answers SKIP for it, TRY for the others); a name ending in `*` passes
+/// over every factory whose name starts with what comes before it.
 static inline gulong pk_gst_decodebin_skip_factory(GstElement *decodebin, const gchar *name) {
     return g_signal_connect_data(decodebin, "autoplug-select", G_CALLBACK(pk_gst_autoplug_skip), g_strdup(name),
                                  (GClosureNotify)g_free, (GConnectFlags)0);

@@ -19,15 +19,19 @@ enum GStreamerErrors {
         let element = objectName(pk_gst_message_src(message))
         let factory = factoryName(of: pk_gst_message_src(message))
         let text = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
-        let code = error.map { map(domain: $0.pointee.domain, code: $0.pointee.code, factory: factory, sourceIsRemote: sourceIsRemote) } ?? .engine
+        let fromSource = pk_gst_is_source_element(pk_gst_message_src(message)) != 0
+        let code = error.map {
+            map(domain: $0.pointee.domain, code: $0.pointee.code, factory: factory, fromSource: fromSource, sourceIsRemote: sourceIsRemote)
+        } ?? .engine
         if let debug, PlaybackLog.enabled(.debug) {
             PlaybackLog.log(.debug, "gstreamer", "error detail: \(String(cString: debug))")
         }
         return PlaybackError(code: code, message: "playback: \(element): \(text)")
     }
 
-    /// The contract's code for a GError from GStreamer.
-    static func map(domain: GQuark, code: gint, factory: String?, sourceIsRemote: Bool) -> PlaybackError.Code {
+    /// The contract's code for a GError from GStreamer, posted by an element made by
+    /// `factory`; `fromSource` when that element is a source (it reads the media itself).
+    static func map(domain: GQuark, code: gint, factory: String?, fromSource: Bool, sourceIsRemote: Bool) -> PlaybackError.Code {
         let code = UInt32(bitPattern: code)
         // Anything the HTTP source reports (refused, unreachable, timed out, 4xx/5xx); a refused
         // connection arrives as a flow error of the source, not as a resource error.
@@ -37,7 +41,9 @@ enum GStreamerErrors {
             switch code {
             case GST_RESOURCE_ERROR_NOT_FOUND.rawValue, GST_RESOURCE_ERROR_OPEN_READ.rawValue,
                  GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue:
-                return .sourceNotFound
+                // A decoder that opens the data it was given (sfdec) and cannot read it
+                // found no format it knows; the source itself not opening is a missing file.
+                return fromSource ? .sourceNotFound : .unsupportedFormat
             case GST_RESOURCE_ERROR_READ.rawValue, GST_RESOURCE_ERROR_SEEK.rawValue:
                 return .unsupportedFormat
             default:

@@ -164,10 +164,11 @@ enum GStreamerFrames {
         let planeCount = Int(info.finfo.pointee.n_planes)
         let data = withUnsafeBytes(of: frame.data) { Array($0.bindMemory(to: UnsafeMutableRawPointer?.self).prefix(planeCount)) }
         let strides = withUnsafeBytes(of: frame.info.stride) { Array($0.bindMemory(to: gint.self).prefix(planeCount)) }
+        let colour = colour(of: caps, info: info)
         let picture = SourcePicture(format: .libav(format), width: Int(info.width), height: Int(info.height),
                                     planes: data.map { $0.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) } },
-                                    strides: strides.map { Int($0) }, matrix: matrix(of: info) == .bt709 ? .bt709 : .bt601,
-                                    fullRange: info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255)
+                                    strides: strides.map { Int($0) }, matrix: colour.matrix == .bt709 ? .bt709 : .bt601,
+                                    fullRange: colour.fullRange)
         return body(picture, display)
     }
 
@@ -198,19 +199,29 @@ enum GStreamerFrames {
             planes.append(YUVPlane(baseAddress: UnsafePointer(base.assumingMemoryBound(to: UInt8.self)),
                                    bytesPerRow: Int(strides[index]), rowBytes: plane.rowBytes, rows: plane.rows))
         }
-        let display = naturalSize(of: caps)
+        let display = naturalSize(of: caps), colour = colour(of: caps, info: info)
         return body(YUVFrame(layout: layout, width: width, height: height, displaySize: display, planes: planes,
-                             presentationTime: time, matrix: matrix(of: info),
-                             fullRange: info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255, converter: converter))
+                             presentationTime: time, matrix: colour.matrix, fullRange: colour.fullRange, converter: converter))
     }
 
-    /// The YUV matrix `info` names; for one it leaves unset, what players assume for its height.
-    private static func matrix(of info: GstVideoInfo) -> YUVColorMatrix {
-        switch info.colorimetry.matrix {
+    /// The YUV matrix and range of `caps`' pictures; for a matrix they leave unset, what
+    /// players assume for the height. Read from the caps' own colorimetry text: the video info
+    /// replaces a colorimetry whose matrix is unset with the size's default, limited range
+    /// included, so a full-range H.264 stream ("1:0:0:0") would lose its range.
+    private static func colour(of caps: UnsafeMutablePointer<GstCaps>, info: GstVideoInfo) -> (matrix: YUVColorMatrix, fullRange: Bool) {
+        var range = info.colorimetry.range, matrix = info.colorimetry.matrix
+        var stated = GstVideoColorimetry()
+        if let structure = gst_caps_get_structure(caps, 0), let text = gst_structure_get_string(structure, "colorimetry"),
+           gst_video_colorimetry_from_string(&stated, text) != 0 {
+            if stated.range != GST_VIDEO_COLOR_RANGE_UNKNOWN { range = stated.range }
+            matrix = stated.matrix
+        }
+        let named: YUVColorMatrix = switch matrix {
         case GST_VIDEO_COLOR_MATRIX_BT709: .bt709
         case GST_VIDEO_COLOR_MATRIX_BT601: .bt601
         default: .assumed(forHeight: Int(info.height))
         }
+        return (named, range == GST_VIDEO_COLOR_RANGE_0_255)
     }
 
     /// The picture of `sample` as RGBA at `size` (default: the natural size its caps

@@ -42,11 +42,16 @@ extension PipelineContext {
         gst_structure_free(headers)
     }
 
-    /// Sets up an element playbin plugged: decodebin passes over hlsdemux2; a reader, or the
-    /// readers inside a bin, are set up by `configureReader`.
+    /// Sets up an element playbin plugged: decodebin passes over hlsdemux2 (and over
+    /// gst-libav's demuxers where they may never end a file, see
+    /// `GStreamerPipeline.libavDemuxersMayNotEnd`); a reader, or the readers inside a bin, are
+    /// set up by `configureReader`.
     func configureNetworkElement(_ element: UnsafeMutablePointer<GstElement>) {
         if let factory = pk_gst_element_factory_name(element), strcmp(factory, "decodebin") == 0 {
             _ = pk_gst_decodebin_skip_factory(element, "hlsdemux2")
+            if GStreamerPipeline.libavDemuxersMayNotEnd {
+                _ = pk_gst_decodebin_skip_factory(element, "avdemux_*")
+            }
             return
         }
         configureReader(element)

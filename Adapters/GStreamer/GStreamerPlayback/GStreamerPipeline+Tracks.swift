@@ -81,7 +81,7 @@ extension GStreamerPipeline {
     /// READY.
     func setSubtitleFile(_ url: URL) {
         let data = url.isFileURL ? FileManager.default.contents(atPath: url.path) : nil
-        context.subtitleEncoding.set(data.map { SubtitleEncoding.detect($0) })
+        context.subtitleEncoding.set(data.map { SubtitleEncoding.detect($0).textAfterDemuxing })
         withPlaybin { pk_gst_set_string($0, "suburi", url.absoluteString) }
     }
 

@@ -139,6 +139,12 @@ final class GStreamerPipeline: @unchecked Sendable {
         pk_gst_set_caps(sink, "caps", caps)
         gst_caps_unref(caps)
         pk_gst_set_bool(sink, "sync", 1)
+        // As a video sink: a picture more than 20 ms late is left out, and the decoder is told
+        // (QoS) so it can skip work. An appsink renders every picture however late by default,
+        // so a handler slower than the frame rate made the pictures fall ever further behind
+        // the clock (0.6x).
+        pk_gst_set_int64(sink, "max-lateness", Self.maxLateness)
+        pk_gst_set_bool(sink, "qos", 1)
         pk_gst_set_bool(sink, "enable-last-sample", 1)
         pk_gst_set_bool(sink, "emit-signals", 0)
         let chain = [convert, filter, sink]
@@ -187,6 +193,10 @@ final class GStreamerPipeline: @unchecked Sendable {
             pk_gst_set_object(playbin, "audio-filter", tempo)
         }
     }
+
+    /// How late (nanoseconds) a picture may reach the frame output and still be handed on:
+    /// what GStreamer's video sinks allow.
+    private static let maxLateness: gint64 = 20_000_000
 
     /// playbin's GST_PLAY_FLAG_DEINTERLACE.
     private static let deinterlaceFlag: guint = 0x200
@@ -491,6 +501,22 @@ extension GStreamerPipeline {
             return text
         }
         return nil
+    }()
+
+    /// Whether gst-libav's demuxers (`avdemux_*`: GIF, NUT, APE, VOC and the other formats
+    /// GStreamer has no demuxer of its own for) may never end a file: before 1.24 their read
+    /// function answers 0 bytes at the end where libavformat 59 and later wait for
+    /// `AVERROR_EOF`, so a demuxer that reads to the end asks again forever (a GIF plays on
+    /// and never ends, a NUT file never opens, and one with raw pictures crashed in the
+    /// demuxer's thread). decodebin passes over them then, and such a file fails at once with
+    /// a missing-plugin error (`.unsupportedFormat`) that a fallback player moves on from.
+    static let libavDemuxersMayNotEnd: Bool = {
+        guard initialisationError == nil, let plugin = gst_registry_find_plugin(gst_registry_get(), "libav") else { return false }
+        defer { gst_object_unref(UnsafeMutableRawPointer(plugin)) }
+        guard let version = gst_plugin_get_version(plugin) else { return false }
+        let parts = String(cString: version).split(separator: ".").map { Int($0) ?? 0 }
+        let major = parts.first ?? 0, minor = parts.count > 1 ? parts[1] : 0
+        return (major, minor) < (1, 24)
     }()
 
     /// GStreamer's version string, e.g. "GStreamer 1.22.0".

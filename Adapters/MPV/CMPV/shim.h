@@ -26,7 +26,7 @@
     X(set_option) X(set_option_string) X(set_property_async) \
     X(get_property) X(get_property_string) X(observe_property) \
     X(command_async) X(command_ret) X(request_log_messages) \
-    X(wait_event) X(wakeup) \
+    X(wait_event) X(wakeup) X(get_time_us) \
     X(render_context_create) X(render_context_free) X(render_context_get_info) \
     X(render_context_render) X(render_context_set_update_callback) X(render_context_update)
 
@@ -179,6 +179,9 @@ static inline int pk_mpv_render_context_create(mpv_render_context **res, mpv_han
 
 /// mpv_render_context_free.
 static inline void pk_mpv_render_context_free(mpv_render_context *ctx) { pk_mpv_fn()->render_context_free(ctx); }
+
+/// mpv_get_time_us.
+static inline int64_t pk_mpv_get_time_us(mpv_handle *ctx) { return pk_mpv_fn()->get_time_us(ctx); }
 
 /// mpv_render_context_get_info.
 static inline int pk_mpv_render_context_get_info(mpv_render_context *ctx, mpv_render_param param) {

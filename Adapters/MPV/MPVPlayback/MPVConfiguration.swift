@@ -7,6 +7,19 @@ import PlaybackKit
 enum MPVConfiguration {
     // MARK: - Core options
 
+    /// How far before an exact seek's target mpv's demuxer is asked to land, seconds, so that
+    /// formats whose seeks land on any packet (MPEG-TS) still begin decoding at a keyframe
+    /// before the target: enough for groups of pictures up to a second or two.
+    static let demuxerSeekOffset: TimeInterval = 1
+
+    /// The offset a seek that still began after its target tries next: four times as far back
+    /// (1, 4, 16 s), so that a 10 s group of pictures takes two more tries.
+    static func widerDemuxerOffset(after offset: TimeInterval) -> TimeInterval { offset * 4 }
+
+    /// The widest offset tried (each try decodes from that far back): groups of pictures as
+    /// long as broadcasters make them (up to about 10 s) are covered.
+    static let widestDemuxerOffset: TimeInterval = 16
+
     /// The `vf` that turns pictures upright by `turn` degrees clockwise (libavfilter's
     /// transpose, or a half turn by flipping both ways); nil for no turn.
     static func uprightFilter(turn: Int) -> String? {
@@ -51,10 +64,7 @@ enum MPVConfiguration {
             ("keep-open-pause", "no"),
             ("idle", "yes"),
             ("hr-seek", options.accurateSeek ? "yes" : "no"),
-            // A precise seek asks the demuxer for a point this much earlier, so that formats
-            // whose seeks land on any packet (MPEG-TS) still start decoding at a keyframe
-            // before the target instead of the next one after it.
-            ("hr-seek-demuxer-offset", "1"),
+            ("hr-seek-demuxer-offset", String(demuxerSeekOffset)),
             // Hand each frame to the video output when it is due rather than ahead of time, so
             // that time-pos (set when a frame is handed over) is the frame shown now, and the
             // sample mpv sends for it follows the renderer's draw request.
@@ -68,6 +78,12 @@ enum MPVConfiguration {
             // Its buffer (0.2 s by default) is what time-pos after a paused seek in sound-only
             // media is short of the target by: keep 20 ms.
             list.append(("ao-null-buffer", "0.02"))
+            // It sizes that buffer in whole bursts (256 samples by default) and fails to open
+            // when the buffer holds none ("Device buffer size not set"): every sample rate
+            // below 12.8 kHz (8 kHz telephone audio) would fail. Bursts of one sample fit any
+            // rate, at no cost to be measured (mpv alone, 8 s of 48 kHz stereo: 0.19-0.22 CPU s
+            // either way).
+            list.append(("ao-null-outburst", "1"))
         case .system:
             list.append(("audio-fallback-to-null", "yes"))
         }

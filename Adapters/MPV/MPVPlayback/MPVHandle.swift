@@ -204,6 +204,17 @@ final class MPVHandle: @unchecked Sendable {
         _ = withHandle { pk_mpv_wakeup($0) }
     }
 
+    /// How far the process's uptime clock (`ProcessInfo.systemUptime`) is ahead of mpv's own
+    /// (`mpv_get_time_us`, which frame target times use), in seconds; nil once destroyed.
+    func uptimeAheadOfCoreClock() -> TimeInterval? {
+        withHandle { handle in
+            let before = ProcessInfo.processInfo.systemUptime
+            let core = Double(pk_mpv_get_time_us(handle)) / 1e6
+            let after = ProcessInfo.processInfo.systemUptime
+            return (before + after) / 2 - core
+        }
+    }
+
     /// Creates the software render context on this core.
     func makeSoftwareRenderContext() -> OpaquePointer? {
         withHandle { handle -> OpaquePointer? in

@@ -16,8 +16,11 @@ import PlaybackKit
 ///   it lands): for `seekingWait`;
 /// - once a seek landed or the size changed (`invalidate()`) while playing: for `wait`, as a
 ///   screenshot of the new picture is begun then;
-/// - while paused or stalled (held until the cache fills), until a seek or a new size; while
-///   playing, for `recent` after it was taken, as the pictures move on: for `wait`.
+/// - while paused or stalled (held until the cache fills), until a seek, a new size, or the
+///   next pause or resume (a screenshot from an earlier pause, or from before the pictures
+///   stopped, shows another frame): for `stillWait`, as a fresh one would show the same
+///   picture;
+/// - while playing, for `recent` after it was taken, as the pictures move on: for `wait`.
 /// Otherwise (before the first, after a paused seek, a picture too old while playing) a call
 /// waits up to `firstWait` for a screenshot begun since: the core is not seeking then, and
 /// answers within the time of one screenshot.
@@ -43,6 +46,10 @@ final class MPVScreenshotTaker: @unchecked Sendable {
     /// picture sooner, leaving the rest of a public call's time to a machine too loaded to
     /// wake the caller on time.
     static let seekingWait: TimeInterval = 0.015
+    /// How long it waits while the picture holds still (paused or stalled) and the last
+    /// screenshot may stand for it: a fresh one would show the same picture, and a stalled
+    /// source can keep the core from answering.
+    static let stillWait: TimeInterval = 0.015
     /// How old a screenshot taken while playing may be to stand in.
     static let recent: TimeInterval = 0.25
     /// How long a call waits when the last screenshot cannot stand in.
@@ -72,10 +79,15 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         defer { condition.unlock() }
         let before = finished
         let now = monotonicSeconds()
-        let deadline = now + standInWait(at: now)
+        let wait = standInWait(at: now)
+        let deadline = now + wait
         while finished == before || latestEpoch != epoch {
             startIfIdle()
             guard condition.wait(until: deadline) else { break }
+        }
+        let waited = monotonicSeconds() - now
+        if waited > 0.03 {
+            PlaybackLog.log(.debug, "mpv", "thumbnail: waited \(Int(waited * 1000)) ms for a screenshot (bound \(Int(wait * 1000)) ms)")
         }
         return latest
     }
@@ -87,8 +99,8 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         let motion = playback()
         if motion.seeking { return Self.seekingWait }
         if latestEpoch != epoch { return motion.advancing ? Self.wait : Self.firstWait }
-        if motion.advancing, now - latestTakenAt >= Self.recent { return Self.firstWait }
-        return Self.wait
+        guard motion.advancing else { return Self.stillWait }
+        return now - latestTakenAt >= Self.recent ? Self.firstWait : Self.wait
     }
 
     /// Begins a screenshot unless one is under way, without waiting for it (so that the next
@@ -99,8 +111,8 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The picture on screen changed for good (a seek landed, a new size): the last screenshot
-    /// no longer stands for it, nor does one under way.
+    /// The picture on screen changed for good (a seek landed, a new size, a pause or resume):
+    /// the last screenshot no longer stands for it, nor does one under way.
     func invalidate() {
         condition.lock()
         epoch += 1
@@ -114,6 +126,9 @@ final class MPVScreenshotTaker: @unchecked Sendable {
         worker.async { [handle, fallbackTime, begunIn = epoch] in
             let frame = MPVScreenshot.take(from: handle, fallbackTime: fallbackTime())
             self.condition.lock()
+            // The picture it replaces is freed once the lock is let go: a caller waiting for
+            // the lock (to return within its bound) does not wait for that.
+            let replaced = self.latest
             self.latest = frame
             self.latestEpoch = begunIn
             self.latestTakenAt = monotonicSeconds()
@@ -121,6 +136,7 @@ final class MPVScreenshotTaker: @unchecked Sendable {
             self.running = false
             self.condition.broadcast()
             self.condition.unlock()
+            withExtendedLifetime(replaced) {}
         }
     }
 }

@@ -31,8 +31,17 @@ extension MPVSession {
             paused = data.load(as: Int32.self) != 0
         case .eofReached:
             let reached = property.format == MPV_FORMAT_FLAG && data.map { $0.load(as: Int32.self) != 0 } == true
-            if reached, !eofReached, prepared { reachedEnd() }
-            if !reached { endDue = nil }
+            // A seek to a time before the end that ran into it (a demuxer's landing with no
+            // keyframe after it) is sent again from further back: the end counts once that
+            // seek is done, if mpv is still there (`checkWaits`).
+            let seekingBeforeEnd = shared.get().seek.map { $0.target < duration - 0.001 } ?? false
+            if reached, !eofReached, prepared {
+                if seekingBeforeEnd { endAfterSeek = true } else { reachedEnd() }
+            }
+            if !reached {
+                endDue = nil
+                endAfterSeek = false
+            }
             eofReached = reached
         case .duration:
             guard property.format == MPV_FORMAT_DOUBLE, let data else { return }
@@ -53,9 +62,15 @@ extension MPVSession {
         case .pausedForCache:
             guard property.format == MPV_FORMAT_FLAG, let data else { return }
             let stalled = data.load(as: Int32.self) != 0
-            // Before the report: a thumbnail asked for once the stall is known takes the last
-            // screenshot (the picture holds still) instead of waiting for the core.
-            shared.withLock { $0.pausedForCache = stalled }
+            // Before the report: a thumbnail asked for once the stall is known waits only
+            // briefly (`stillWait`) before the last screenshot stands in, as the picture holds.
+            let changed = shared.withLock { state -> Bool in
+                defer { state.pausedForCache = stalled }
+                return state.pausedForCache != stalled
+            }
+            // A screenshot of the picture the stall holds is begun (the one before it stands in
+            // meanwhile: a stalled source can keep the core from answering for long).
+            if changed { refreshScreenshots(invalidating: false) }
             if prepared { sink.stalled(stalled) }
         case .trackList:
             if prepared { reportTracks() }
@@ -134,8 +149,18 @@ extension MPVSession {
         // The decoder's parameters are the stored picture's, before it is turned upright: by
         // the adapter's filter (`uprightTurn`), or else by mpv itself (`rotate`).
         let rotation = decoded == nil ? 0 : uprightTurn ?? handle.getInt("video-params/rotate") ?? 0
-        let size = decoded.map { Self.uprightDisplaySize(display: $0, stored: stored, rotation: rotation) }
-            ?? VideoSize(width: handle.getInt("dwidth") ?? 0, height: handle.getInt("dheight") ?? 0)
+        // mpv's own display size stretches the height of a picture whose pixels are narrower
+        // than tall (720x480 at 8:9 is 720x540 to mpv); the contract, as the other engines,
+        // keeps the height and shrinks the width (640x480): the size comes from the stored
+        // size and the pixel aspect when mpv gives it.
+        let pixelAspect = decoded == nil ? nil : handle.getDouble("video-params/par")
+        let size: VideoSize
+        if let stored, !stored.isEmpty, let pixelAspect, pixelAspect > 0 {
+            size = VideoSize.display(storage: stored, pixelAspect: pixelAspect, turnedBy: rotation)
+        } else {
+            size = decoded.map { Self.uprightDisplaySize(display: $0, stored: stored, rotation: rotation) }
+                ?? VideoSize(width: handle.getInt("dwidth") ?? 0, height: handle.getInt("dheight") ?? 0)
+        }
         guard !size.isEmpty else { return }
         guard size != naturalSize else { return }
         naturalSize = size

@@ -69,6 +69,9 @@ final class MPVSession: @unchecked Sendable {
     struct SeekRequest {
         let id: UInt64
         let target: TimeInterval
+        /// The time sent to mpv: the target, or just after the start of the frame before it
+        /// (`soughtFrameBefore`).
+        let sent: TimeInterval
         let accurate: Bool
         let sentAt = monotonicSeconds()
         /// New frames drawn when the seek (or its step back) was sent.
@@ -88,6 +91,8 @@ final class MPVSession: @unchecked Sendable {
         /// Sent, paused, to just after the start of the frame before the target's (one of the
         /// last frames, see `seek(to:accurate:)`): mpv then shows the frame at the target.
         var soughtFrameBefore = false
+        /// How far before the target mpv's demuxer was asked to land (`hr-seek-demuxer-offset`).
+        var demuxerOffset = MPVConfiguration.demuxerSeekOffset
     }
 
     /// State the player queue, the render thread and the event thread share.
@@ -148,6 +153,9 @@ final class MPVSession: @unchecked Sendable {
     var hasAudio = false
     var paused = true
     var eofReached = false
+    /// mpv reached the end while a seek to a time before it was under way: reported as the
+    /// end once that seek is done and mpv is still at the end.
+    var endAfterSeek = false
     /// The last position reported while playing, and when it came.
     var lastPlayedPosition: TimeInterval = 0
     var lastPlayedAt = monotonicSeconds()
@@ -168,6 +176,9 @@ final class MPVSession: @unchecked Sendable {
     /// as on every engine: every time reported is mpv's less this, every seek target this
     /// more. Set once prepared (event thread), read by the render thread.
     let timelineOrigin = Locked<TimeInterval>(0)
+    /// Copies of WebVTT files with STYLE or REGION blocks, which mpv's libavformat does not
+    /// read; removed once the core is destroyed.
+    private let readableSubtitles = WebVTTReadableCopies()
 
     // MARK: - Lifecycle
 
@@ -199,9 +210,8 @@ final class MPVSession: @unchecked Sendable {
             }
             let receiver = MPVPictureReceiver()
             renderer = MPVSoftwareRenderer(context: context, makesAlphaOpaque: yuvOutput == nil,
-                                           stamp: { requestedAt, isNewFrame in
-                                               receiver.session?.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame) ?? 0
-                                           },
+                                           uptimeAheadOfCoreClock: handle.uptimeAheadOfCoreClock(),
+                                           stamp: { request in receiver.session?.stamp(request) ?? 0 },
                                            onPicture: { picture in receiver.session?.receive(picture) },
                                            onIdle: { receiver.session?.rendererIdle() })
             receiver.session = self
@@ -232,8 +242,14 @@ final class MPVSession: @unchecked Sendable {
 
     /// Pauses or resumes.
     func setPaused(_ value: Bool) {
-        shared.withLock { $0.pauseRequested = value }
+        let changed = shared.withLock { state -> Bool in
+            defer { state.pauseRequested = value }
+            return state.pauseRequested != value
+        }
         handle.setFlagAsync("pause", value)
+        // A screenshot taken before stands in while paused only if it was taken in this pause:
+        // one from an earlier pause, or from before the pictures stopped, shows another frame.
+        if changed { refreshScreenshots(invalidating: true) }
     }
 
     /// Seeks to `seconds`, to the exact frame or the keyframe before it.
@@ -251,18 +267,19 @@ final class MPVSession: @unchecked Sendable {
             let frame = 1 / max(1, rate)
             if target >= duration - 2 * frame, target >= frame { sent = target - frame + 0.006 }
         }
-        let id = shared.withLock { state -> UInt64 in
-            let id = state.nextSeekID
+        let (id, replaced) = shared.withLock { state -> (UInt64, SeekRequest?) in
+            let id = state.nextSeekID, replaced = state.seek
             state.nextSeekID += 1
-            var request = SeekRequest(id: id, target: target, accurate: accurate,
+            var request = SeekRequest(id: id, target: target, sent: sent, accurate: accurate,
                                       framesAtSend: state.newFrames, sentWhilePlaying: !state.pauseRequested)
             if sent != target {
                 request.soughtFrameBefore = true
                 request.steppedBack = true
             }
             state.seek = request
-            return id
+            return (id, replaced)
         }
+        restoreDemuxerOffset(after: replaced)
         if paused, accurate {
             // The frame a paused seek draws is the target's: mpv's position may come after it
             // is drawn (more than the wait for a sample when the machine is busy), and the last
@@ -292,8 +309,15 @@ final class MPVSession: @unchecked Sendable {
 
     /// Adds an external subtitle file without selecting it (the player selects it).
     func addSubtitle(_ url: URL) {
-        MPVTracks.prepareEncoding(of: url, handle: handle)
-        handle.commandAsync(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+        handle.commandAsync(["sub-add", subtitleTarget(for: url), "auto"])
+    }
+
+    /// What `sub-add` loads for the subtitle file `url`: the file mpv reads (a readable copy of
+    /// a styled WebVTT file), its encoding told to mpv first.
+    private func subtitleTarget(for url: URL) -> String {
+        let file = readableSubtitles.file(for: url)
+        MPVTracks.prepareEncoding(of: file, handle: handle)
+        return MPVConfiguration.loadTarget(for: MediaSource(file))
     }
 
     /// mpv's `sub-delay` (it moves drawn subtitles and when `sub-text` changes).
@@ -331,17 +355,17 @@ final class MPVSession: @unchecked Sendable {
 
     /// The picture shown changed (`invalidating`: for good, a seek): where thumbnails
     /// are screenshots, one of the new picture is begun, so that a thumbnail soon after finds it.
-    private func refreshScreenshots(invalidating: Bool) {
+    func refreshScreenshots(invalidating: Bool) {
         if invalidating { screenshots.invalidate() }
         if thumbnailsAreScreenshots { screenshots.refresh() }
     }
 
     // MARK: - Render thread
 
-    /// The media time of the picture mpv asked to be drawn at `requestedAt`.
-    fileprivate func stamp(requestedAt: TimeInterval, isNewFrame: Bool) -> TimeInterval {
+    /// The media time of the picture the renderer is about to draw.
+    fileprivate func stamp(_ request: MPVDrawRequest) -> TimeInterval {
         // Before prepared the core is paused at the start: no later sample is coming.
-        mediaTime(frameTimes.stamp(requestedAt: requestedAt, isNewFrame: isNewFrame, waitsForSample: shared.get().prepareReported))
+        mediaTime(frameTimes.stamp(request, waitsForSample: shared.get().prepareReported))
     }
 
     /// A time on mpv's timeline as a time of the media (see `timelineOrigin`).
@@ -411,6 +435,7 @@ final class MPVSession: @unchecked Sendable {
         renderer?.stop()
         windowPresenter?.stop()
         handle.destroy()
+        readableSubtitles.removeAll()
     }
 
     private func dispatch(_ event: mpv_event) {
@@ -449,8 +474,7 @@ final class MPVSession: @unchecked Sendable {
         hasAudio = (handle.getString("aid") ?? "no") != "no"
         duration = max(0, handle.getDouble("duration") ?? 0)
         for url in options.subtitleURLs {
-            MPVTracks.prepareEncoding(of: url, handle: handle)
-            _ = handle.commandReturningNode(["sub-add", MPVConfiguration.loadTarget(for: MediaSource(url)), "auto"])
+            _ = handle.commandReturningNode(["sub-add", subtitleTarget(for: url), "auto"])
         }
         PlaybackLog.log(.debug, "mpv", "file loaded: video \(hasVideo), audio \(hasAudio), duration \(duration)")
     }
@@ -462,15 +486,32 @@ final class MPVSession: @unchecked Sendable {
             return
         }
         var reached = handle.getDouble("time-pos") ?? frameTimes.latest
-        let stepBack = shared.withLock { state -> UInt64? in
+        let frame = 1 / max(1, handle.nominalFrameRate() ?? 25)
+        // mpv forgets its estimate of the pictures' rate at a seek and makes it again from the
+        // first picture after it: none means the seek decoded no picture at all.
+        let decodedNoPicture = hasVideo && handle.getDouble("estimated-vf-fps") == nil
+        let again = shared.withLock { state -> SeekAgain? in
             guard var seek = state.seek, seek.acknowledged, seek.reached == nil else { return nil }
-            PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)")
+            PlaybackLog.log(.debug, "mpv", "restart at \(reached); frames \(seek.framesAtSend) -> \(state.newFrames)\(decodedNoPicture ? ", no picture" : "")")
+            // Landed past the frame after the target, or on no picture: decoding began at a
+            // keyframe after the target (or found none before the end), as where the demuxer's
+            // seek lands on any packet (MPEG-TS) and the groups of pictures are longer than
+            // the demuxer offset. Again from further back.
+            if seek.accurate, hasVideo, !seek.steppedBack || seek.soughtFrameBefore,
+               reached > seek.target + 1.5 * frame || decodedNoPicture,
+               seek.demuxerOffset < min(seek.target, MPVConfiguration.widestDemuxerOffset) {
+                seek.demuxerOffset = MPVConfiguration.widerDemuxerOffset(after: seek.demuxerOffset)
+                seek.acknowledged = false
+                seek.framesAtSend = state.newFrames
+                state.seek = seek
+                return .widened(seek.id, seek.sent, seek.demuxerOffset)
+            }
             if seek.accurate, hasVideo, !seek.sentWhilePlaying, !seek.steppedBack, reached > seek.target + 0.001 {
                 seek.steppedBack = true
                 seek.acknowledged = false
                 seek.framesAtSend = state.newFrames
                 state.seek = seek
-                return seek.id
+                return .stepBack(seek.id)
             }
             // Sent for the frame before (see `seek(to:accurate:)`): the frame at the target.
             if seek.soughtFrameBefore { reached = seek.target }
@@ -480,10 +521,41 @@ final class MPVSession: @unchecked Sendable {
             state.seek = seek
             return nil
         }
-        // mpv reports the target while it seeks and may not send the landing position before
-        // the frame there is drawn: it is a sample for that frame too.
-        frameTimes.record(reached)
-        if let stepBack { handle.commandAsync(["frame-back-step"], replyID: stepBack) }
+        switch again {
+        case .widened(let id, let target, let offset)?:
+            PlaybackLog.log(.debug, "mpv", "seek to \(target) landed at \(reached): again from \(offset) s before")
+            sendExactSeek(to: target, demuxerOffset: offset, replyID: id)
+            return
+        case .stepBack(let id)?:
+            frameTimes.record(reached)
+            handle.commandAsync(["frame-back-step"], replyID: id)
+        case nil:
+            // mpv reports the target while it seeks and may not send the landing position
+            // before the frame there is drawn: it is a sample for that frame too.
+            frameTimes.record(reached)
+        }
+    }
+
+    /// What a seek that restarted in the wrong place does next.
+    private enum SeekAgain {
+        /// Seek again with the demuxer landing this much before the target.
+        case widened(UInt64, TimeInterval, TimeInterval)
+        /// Step one frame back.
+        case stepBack(UInt64)
+    }
+
+    /// Sends an exact seek with the demuxer asked to land `demuxerOffset` before the target.
+    /// mpv reads the option when it carries the seek out, after the command: the option is put
+    /// back once the seek is done (`checkWaits`) or replaced (`seek(to:accurate:)`).
+    private func sendExactSeek(to target: TimeInterval, demuxerOffset: TimeInterval, replyID: UInt64) {
+        handle.setDoubleAsync("hr-seek-demuxer-offset", demuxerOffset)
+        handle.commandAsync(["seek", String(cFormat: "%.6f", target), "absolute+exact"], replyID: replyID)
+    }
+
+    /// Puts mpv's demuxer offset back after a seek that widened it.
+    func restoreDemuxerOffset(after seek: SeekRequest?) {
+        guard let seek, seek.demuxerOffset != MPVConfiguration.demuxerSeekOffset else { return }
+        handle.setDoubleAsync("hr-seek-demuxer-offset", MPVConfiguration.demuxerSeekOffset)
     }
 
     private func commandReplied(id: UInt64, status: Int32) {
@@ -491,17 +563,18 @@ final class MPVSession: @unchecked Sendable {
             if status < 0 { PlaybackLog.log(.warning, "mpv", "command failed: \(MPVHandle.describe(status))") }
             return
         }
-        let failedSeek = shared.withLock { state -> Bool in
-            guard var seek = state.seek, seek.id == id else { return false }
+        let failedSeek = shared.withLock { state -> SeekRequest? in
+            guard var seek = state.seek, seek.id == id else { return nil }
             if status < 0 {
                 state.seek = nil
-                return true
+                return seek
             }
             seek.acknowledged = true
             state.seek = seek
-            return false
+            return nil
         }
-        if failedSeek {
+        if let failedSeek {
+            restoreDemuxerOffset(after: failedSeek)
             // mpv refused the seek (e.g. an unseekable stream): it lands where playback is.
             PlaybackLog.log(.warning, "mpv", "seek: \(MPVHandle.describe(status))")
             sink.seekCompleted(mediaTime(handle.getDouble("time-pos") ?? frameTimes.latest))
@@ -568,6 +641,7 @@ final class MPVSession: @unchecked Sendable {
             }
         }
         guard prepared else { return }
+        var finished: SeekRequest?
         let completed = shared.withLock { state -> TimeInterval? in
             guard let seek = state.seek else { return nil }
             guard let reached = seek.reached else {
@@ -575,6 +649,7 @@ final class MPVSession: @unchecked Sendable {
                 guard now - seek.sentAt > Self.seekGiveUp else { return nil }
                 PlaybackLog.log(.warning, "mpv", "seek to \(seek.target): no playback restart within \(Self.seekGiveUp) s")
                 state.seek = nil
+                finished = seek
                 return frameTimes.latest
             }
             // A frame drawn after the restart is at the target. One drawn before it (but after
@@ -588,9 +663,11 @@ final class MPVSession: @unchecked Sendable {
             let waitedTooLong = now - (seek.restartedAt ?? now) > Self.frameWait
             guard !hasVideo || renderer == nil || drawn || waitedTooLong else { return nil }
             state.seek = nil
+            finished = seek
             PlaybackLog.log(.debug, "mpv", "seek done at \(reached): frames \(seek.framesAtSend) -> \(state.newFrames)\(drawn ? "" : " (no new frame)")")
             return reached
         }
+        restoreDemuxerOffset(after: finished)
         if let completed {
             // The drawn picture is the one at the target; it may have been drawn before the
             // new position reached this thread.
@@ -600,6 +677,10 @@ final class MPVSession: @unchecked Sendable {
             // The picture is of the new place, while playing too.
             refreshScreenshots(invalidating: true)
             sink.seekCompleted(mediaTime(completed))
+            if endAfterSeek {
+                endAfterSeek = false
+                if eofReached { reachedEnd() }
+            }
         }
     }
 

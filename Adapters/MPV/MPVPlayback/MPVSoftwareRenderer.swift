@@ -14,6 +14,16 @@ struct MPVRenderedPicture {
     let time: TimeInterval
 }
 
+/// A frame the renderer is about to draw, as the stamp that gives it its media time sees it.
+struct MPVDrawRequest {
+    /// When mpv asked for it to be drawn (system uptime).
+    var requestedAt: TimeInterval
+    /// False for a redraw of the frame before.
+    var isNewFrame: Bool
+    /// When mpv means it to be shown (system uptime), for a new frame whose time mpv gives.
+    var targetTime: TimeInterval?
+}
+
 /// The flag libmpv's update callback raises; the callback's context object.
 final class MPVRenderUpdates: @unchecked Sendable {
     // @unchecked: every field is read and written with `condition` held.
@@ -64,7 +74,9 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     // `picture`; `scratch` is render-thread only; `updates` guards its own fields.
     private let context: OpaquePointer
     private let updates = MPVRenderUpdates()
-    private let stamp: @Sendable (_ requestedAt: TimeInterval, _ isNewFrame: Bool) -> TimeInterval
+    private let stamp: @Sendable (MPVDrawRequest) -> TimeInterval
+    /// `ProcessInfo.systemUptime` less mpv's clock (frame target times), when known.
+    private let uptimeAheadOfCoreClock: TimeInterval?
     private let onPicture: @Sendable (MPVRenderedPicture) -> Void
     private let onIdle: @Sendable () -> Void
     /// Whether the fourth byte of each pixel is made opaque alpha (RGBA pictures); pictures
@@ -88,13 +100,15 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
     private var isStopped = false
 
     /// Takes ownership of `context` and starts the render thread, which asks `stamp` for the
-    /// media time of each picture mpv asked to be drawn at `requestedAt` (system uptime), calls
-    /// `onPicture` once it is drawn and kept, and `onIdle` whenever it has handled a request.
-    init(context: OpaquePointer, makesAlphaOpaque: Bool = true,
-         stamp: @escaping @Sendable (_ requestedAt: TimeInterval, _ isNewFrame: Bool) -> TimeInterval,
+    /// media time of each picture before it is drawn, calls `onPicture` once it is drawn and
+    /// kept, and `onIdle` whenever it has handled a request. `uptimeAheadOfCoreClock` turns
+    /// mpv's target times into system uptime.
+    init(context: OpaquePointer, makesAlphaOpaque: Bool = true, uptimeAheadOfCoreClock: TimeInterval?,
+         stamp: @escaping @Sendable (MPVDrawRequest) -> TimeInterval,
          onPicture: @escaping @Sendable (MPVRenderedPicture) -> Void, onIdle: @escaping @Sendable () -> Void) {
         self.context = context
         self.makesAlphaOpaque = makesAlphaOpaque
+        self.uptimeAheadOfCoreClock = uptimeAheadOfCoreClock
         self.stamp = stamp
         self.onPicture = onPicture
         self.onIdle = onIdle
@@ -251,7 +265,12 @@ final class MPVSoftwareRenderer: @unchecked Sendable {
             if let scratch { _ = draw(into: scratch, size: VideoSize(width: 1, height: 1), bytesPerRow: 64) }
             return
         }
-        let time = stamp(requestedAt, isNewFrame)
+        // mpv's target time for a new frame it gives one (not for an owed frame drawn again).
+        var targetTime: TimeInterval?
+        if isNewFrame, !owedNewFrame, infoStatus >= 0, info.target_time > 0, let uptimeAheadOfCoreClock {
+            targetTime = Double(info.target_time) / 1e6 + uptimeAheadOfCoreClock
+        }
+        let time = stamp(MPVDrawRequest(requestedAt: requestedAt, isNewFrame: isNewFrame, targetTime: targetTime))
         let bytesPerRow = (knownSize.width * 4 + 63) & ~63
         let byteCount = bytesPerRow * knownSize.height
         picture.withLock { isDrawing = true }

@@ -106,7 +106,7 @@ enum MPVTracks {
     /// (`SubtitleEncoding`), since its own guess may differ between builds.
     static func prepareEncoding(of url: URL, handle: MPVHandle) {
         guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else { return }
-        handle.setStringAsync("sub-codepage", SubtitleEncoding.detect(data).rawValue)
+        handle.setStringAsync("sub-codepage", SubtitleEncoding.detect(data).textAfterDemuxing.rawValue)
     }
 
     private static func flag(_ value: MPVValue?) -> Bool {

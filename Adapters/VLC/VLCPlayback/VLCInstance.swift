@@ -3,6 +3,7 @@ import CVLC
 import FoundationEssentials
 import Glibc
 import PlaybackKit
+import Synchronization
 
 /// The one `libvlc_instance_t` of the process, made on first use and kept for the process's
 /// life. Its log goes to `PlaybackLog`; the last error or warning is kept for error messages.
@@ -116,6 +117,50 @@ enum VLCLog {
         adaptiveLocations.withLock { $0.remove(location) != nil }
     }
 
+    // MARK: - The end of an input's wait for its decoders
+
+    /// The format of the message libVLC 3's input logs, on its own thread, once its decoders
+    /// hold their first pictures after buffering (a start or a seek), right before it sets its
+    /// clock and lets them show those pictures (`EsOutDecodersStopBuffering`).
+    fileprivate static let decoderWaitDoneFormat = "Decoder wait done in %d ms"
+
+    /// What to call when the input running on a thread logs the end of its decoder wait, by
+    /// thread; each is called once.
+    private static let decoderWaits = Locked<[pthread_t: (owner: ObjectIdentifier, action: @Sendable () -> Void)]>([:])
+    /// How many entries `decoderWaits` holds, read for every message libVLC logs.
+    fileprivate static let pendingDecoderWaits = Atomic<Int>(0)
+
+    /// Calls `action` once, from libVLC's input thread, when the input whose thread calls this
+    /// (from a libVLC event) logs that its decoders are ready; replaces an earlier wait on the
+    /// same thread. Returns the thread, for `cancelDecoderWait(thread:owner:)`.
+    static func whenDecodersReady(owner: AnyObject, _ action: @escaping @Sendable () -> Void) -> pthread_t {
+        let thread = pthread_self()
+        decoderWaits.withLock { waits in
+            waits[thread] = (ObjectIdentifier(owner), action)
+            pendingDecoderWaits.store(waits.count, ordering: .releasing)
+        }
+        return thread
+    }
+
+    /// Forgets the wait `owner` registered on `thread`, if it is still there.
+    static func cancelDecoderWait(thread: pthread_t, owner: AnyObject) {
+        decoderWaits.withLock { waits in
+            guard waits[thread]?.owner == ObjectIdentifier(owner) else { return }
+            waits[thread] = nil
+            pendingDecoderWaits.store(waits.count, ordering: .releasing)
+        }
+    }
+
+    /// libVLC logged the end of a decoder wait on the calling thread.
+    fileprivate static func decodersReady() {
+        let thread = pthread_self()
+        let action = decoderWaits.withLock { waits -> (@Sendable () -> Void)? in
+            defer { pendingDecoderWaits.store(waits.count, ordering: .releasing) }
+            return waits.removeValue(forKey: thread)?.action
+        }
+        action?()
+    }
+
     fileprivate static func record(level: Int32, module: String, text: String) {
         let mapped: PlaybackLog.Level
         switch level {
@@ -141,6 +186,10 @@ private let vlcLogCallback: libvlc_log_cb = { _, level, context, format, args in
     var file: UnsafePointer<CChar>?
     var line: UInt32 = 0
     libvlc_log_get_context(context, &module, &file, &line)
+    if let format, VLCLog.pendingDecoderWaits.load(ordering: .acquiring) > 0,
+       strcmp(format, VLCLog.decoderWaitDoneFormat) == 0 {
+        VLCLog.decodersReady()
+    }
     let adaptive = module.map { strcmp($0, "adaptive") == 0 } ?? false
     guard adaptive || level >= Int32(LIBVLC_WARNING.rawValue) || PlaybackLog.enabled(.debug) else { return }
     var buffer = [CChar](repeating: 0, count: 1024)

@@ -167,24 +167,28 @@ final class VLCPictureBuffer: @unchecked Sendable {
         access.unlock()
     }
 
-    /// `slot` is displayed: returns whether it is a redisplay of the picture before, and when
-    /// libVLC finished writing it (monotonic seconds; nil for a slot it never wrote).
+    /// `slot` is displayed: returns whether it is a redisplay of the picture before, whether
+    /// it holds the same picture as the one before at all, and when libVLC finished writing it
+    /// (monotonic seconds; nil for a slot it never wrote).
     ///
     /// libVLC redisplays a picture (while paused, or when the next one is late) by copying it
     /// again and showing it at once; it shows a new picture at its date, which it copies a
-    /// few milliseconds ahead of (measured: 3 ms and more; a redisplay under 1 ms). So a
-    /// picture shown `scheduledLead` or more after its copy is new, even when it looks the
-    /// same as the one before (a still scene); one shown at once is a redisplay when it holds
-    /// the same picture.
-    func displayed(slot: Int) -> (repeated: Bool, writtenAt: Double?) {
+    /// few milliseconds ahead of (measured: 3 ms and more; a redisplay under 1 ms). So while
+    /// playing, a picture shown `scheduledLead` or more after its copy is new, even when it
+    /// looks the same as the one before (a still scene); one shown at once is a redisplay
+    /// when it holds the same picture. Where no new picture of a still scene can come (paused,
+    /// stepping), `identical` alone tells: on a loaded machine a redisplay, too, is now and
+    /// then shown a few milliseconds after its copy.
+    func displayed(slot: Int) -> (repeated: Bool, identical: Bool, writtenAt: Double?) {
         let now = monotonicSeconds()
         return access.withLock {
-            guard slots.indices.contains(slot) else { return (false, nil) }
+            guard slots.indices.contains(slot) else { return (false, false, nil) }
             defer { lastShown = slot }
             let written = writtenAt[slot] > 0 ? writtenAt[slot] : nil
-            guard let previous = lastShown, previous != slot else { return (false, written) }
-            if let written, now - written >= Self.scheduledLead { return (false, written) }
-            return (samePicture(slots[previous], slots[slot]), written)
+            guard let previous = lastShown, previous != slot else { return (false, false, written) }
+            let identical = samePicture(slots[previous], slots[slot])
+            if let written, now - written >= Self.scheduledLead { return (false, identical, written) }
+            return (identical, identical, written)
         }
     }
 

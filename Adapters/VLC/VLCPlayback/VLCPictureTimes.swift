@@ -106,15 +106,19 @@ final class VLCPictureTimes: Sendable {
     static let sequenceWindow = (early: 0.5, late: 0.75)
 
     /// The stamp of a picture shown while playing whose estimated time is `estimate`: the
-    /// frame after the last picture when the estimate lies within `sequenceWindow` of it (and
-    /// the frame rate is known); otherwise the estimate on the frame grid. Either way after the
-    /// last stamp: two estimates that round to one frame (one shown late, the next early) must
-    /// not give two pictures one time.
-    private static func runningStamp(estimate: Double, _ s: State) -> Double {
+    /// frame after the last picture when the estimate lies within `sequenceWindow` of it, or
+    /// anywhere before it when the picture differs from the last one (and the frame rate is
+    /// known); otherwise the estimate on the frame grid. A new picture is a later frame, so
+    /// an estimate further back only says the time report it runs on came late (measured once
+    /// under the address sanitizer: 20 ms behind, which named the frame before); a picture
+    /// like the last one may be a redisplay, and stays on the last one's frame. Either way
+    /// after the last stamp: two estimates that round to one frame (one shown late, the next
+    /// early) must not give two pictures one time.
+    private static func runningStamp(estimate: Double, identical: Bool, _ s: State) -> Double {
         if s.framesOnGrid, s.lastStamp.isFinite {
             let next = frameStart(at: s.lastStamp + s.frameDuration, frameDuration: s.frameDuration)
             let offset = (estimate - next) / s.frameDuration
-            if offset >= -sequenceWindow.early, offset < sequenceWindow.late { return next }
+            if offset < sequenceWindow.late, offset >= -sequenceWindow.early || !identical { return next }
         }
         return max(onFrameGrid(estimate, s), s.lastStamp + minimumStep)
     }
@@ -312,11 +316,14 @@ final class VLCPictureTimes: Sendable {
     /// The time of a picture displayed now, whether it goes to the `.frames` handler, and
     /// whether it jumped past the pictures between (an adaptive stream's first picture after
     /// a resume, when libVLC dropped those to catch up with its clock).
-    /// `repeated`: the same picture as before (libVLC redisplays while it waits); `writtenAt`:
+    /// `repeated`: the same picture as before (libVLC redisplays while it waits); `identical`:
+    /// it holds the same picture as the one before, however soon after its copy it came
+    /// (what tells a redisplay while paused); `writtenAt`:
     /// when libVLC finished writing it into its slot (monotonic seconds), if known;
     /// `seekPicture`: it is the first picture after a seek while playing buffered (see
     /// `runAfterSeek`).
-    func stampPicture(repeated: Bool, writtenAt: Double? = nil, seekPicture: Bool = false) -> (time: Double, present: Bool, jumped: Bool) {
+    func stampPicture(repeated: Bool, identical: Bool, writtenAt: Double? = nil,
+                      seekPicture: Bool = false) -> (time: Double, present: Bool, jumped: Bool) {
         state.withLock { s in
             let now = monotonicSeconds()
             switch s.mode {
@@ -330,7 +337,9 @@ final class VLCPictureTimes: Sendable {
             case .paused:
                 defer { s.presentedWhilePaused = true }
                 if let shown = s.pausedPicture {
-                    let time = repeated ? shown : shown + s.frameDuration
+                    // Paused, libVLC shows only the pictures it had queued and redisplays:
+                    // a picture like the one before is a redisplay, however late it came.
+                    let time = identical ? shown : shown + s.frameDuration
                     s.pausedPicture = time
                     s.anchorMedia = time
                     return (time, false, false)
@@ -357,7 +366,7 @@ final class VLCPictureTimes: Sendable {
                 }
                 s.lastProgressWall = now
                 let shownAt = now - Self.displayLateness(writtenAt: writtenAt, now: now, &s)
-                let time = Self.runningStamp(estimate: Self.time(s, at: shownAt), s)
+                let time = Self.runningStamp(estimate: Self.time(s, at: shownAt), identical: identical, s)
                 s.lastStamp = time
                 return (time, true, false)
             }

@@ -102,6 +102,7 @@ extension VLCSession {
     }
 
     private func endReached() {
+        let tail = phase == .ready && seekOperation == nil ? soundStillPlaying() : 0
         vlcPlaying = false
         switch phase {
         case .parsing, .starting:
@@ -129,11 +130,55 @@ extension VLCSession {
             setMuted(false)
             pictureTimes.enter(.paused, at: duration)
             pictureTimes.markPresentedWhilePaused()
-            sink.ended()
+            guard tail > 0.05 else {
+                sink.ended()
+                return
+            }
+            // The sound's last part was handed to the memory output ahead of time (libVLC's
+            // audio output takes samples up to two seconds before they are due, and the memory
+            // output takes them at once): the end is reported when that part has played.
+            PlaybackLog.log(.debug, "vlc", "end reached; the sound plays \(tail) s more")
+            reportEnd(after: tail)
         case .finished:
             break
         }
     }
+
+    /// Sound alone still to be heard after libVLC ended its input; the end is reported once it
+    /// has played.
+    enum SoundTail {
+        /// Playing: the end is due at this moment (monotonic seconds).
+        case playing(endsAt: Double)
+        /// Paused: this many seconds are still to be heard once playing again.
+        case held(remaining: Double)
+    }
+
+    /// Reports the end once `tail` seconds of sound alone have played, unless a pause (which
+    /// holds the rest), a seek or a stop comes first (they change `token`).
+    func reportEnd(after tail: TimeInterval) {
+        let current = token
+        soundTail = .playing(endsAt: monotonicSeconds() + tail)
+        queue.asyncAfter(deadline: .now() + tail) { [weak self] in
+            guard let self, self.token == current, self.ended else { return }
+            self.soundTail = nil
+            self.sink.ended()
+        }
+    }
+
+    /// Seconds of sound still to be heard when libVLC ends the input of media with sound alone
+    /// while playing: the rest of the duration from the position carried forward from
+    /// libVLC's last time report. libVLC's audio output takes samples at most 2 s ahead; a
+    /// larger rest means the time reports were off (in Ogg they fall to 0 once the file is
+    /// read), and the end is taken as it comes.
+    private func soundStillPlaying() -> TimeInterval {
+        guard wantsPlaying, vlcPlaying, tracks.hasAudio, !expectsPicture, duration > 0 else { return 0 }
+        let remaining = (duration - pictureTimes.currentTime()) / Double(max(0.01, rate))
+        return remaining <= Self.audioOutputLead ? max(0, remaining) : 0
+    }
+
+    /// How far ahead of their time libVLC 3's audio output takes samples (its longest
+    /// preparation), with a little room.
+    static let audioOutputLead: TimeInterval = 2.1
 
     private func encounteredError() {
         let code: PlaybackError.Code
@@ -274,7 +319,15 @@ extension VLCSession {
         reportBuffer()
         readBackVolume()
         recoverIfStuck()
-        guard phase == .ready, !ended else { return }
+        guard phase == .ready else { return }
+        if ended {
+            // Sound alone plays on after libVLC's end (`endReached`): the position runs to the
+            // duration with it.
+            if case .playing(let endsAt)? = soundTail {
+                sink.position(duration - max(0, endsAt - monotonicSeconds()) * Double(rate))
+            }
+            return
+        }
         if let operation = seekOperation {
             // The input is restarted on its own (`recoverIfStuck`) while the player plays on:
             // until it plays again, playback is at the picture it restarts from.

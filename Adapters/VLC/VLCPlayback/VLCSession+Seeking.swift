@@ -15,7 +15,8 @@ import PlaybackKit
 // its Playing event, so each picture's media time follows from when it is shown; the one at
 // the target is kept and the input paused again (later pictures are ignored). Without
 // pictures to watch, a paused seek plays muted from a little before the target. A seek while
-// playing seeks to the target and completes once the first picture after it is shown. In an
+// playing seeks to the target and completes on the first new picture shown once libVLC's
+// decoders are ready, which its clock times (`VLCVideoCallbacks.Watch.seekTimed`). In an
 // adaptive stream (HLS, DASH) a paused seek is done playing, muted, and pauses on the picture
 // at the target (`seekPlayingToPause`).
 
@@ -215,7 +216,6 @@ extension VLCSession {
             operation.stage = .playingToFirstPicture
             seekOperation = operation
             video.holdFirstPicture()
-            video.notifyOnNextPicture()
             player.setPaused(false)
             whenStill(.playingToFirstPicture, token: operation.token, after: 6) { session, operation in
                 PlaybackLog.log(.warning, "vlc", "no picture after restarting for the seek to \(operation.target) s; pausing there")
@@ -227,7 +227,6 @@ extension VLCSession {
             operation.stage = .firstPicture
             seekOperation = operation
             video.holdFirstPicture()
-            video.notifyOnNextPicture()
             player.setTime(0)
             let current = operation.token
             whenStill(.firstPicture, token: current, after: 2) { session, operation in
@@ -286,15 +285,27 @@ extension VLCSession {
             // show), settle anyway.
             operation.stage = .awaitingPicture
             seekOperation = operation
-            whenStill(.awaitingPicture, token: current, after: Self.runUp + 1.5) { session, operation in
-                session.scheduleSeekSettle(after: 0)
-            }
+            settleWithoutPicture(token: current, after: Self.runUp + 1.5)
         } else {
             seekOperation = operation
             // Without pictures to watch: after buffering, libVLC plays from the target at
             // once (the run-up is played through muted).
             let runUp = wantsPlaying ? 0 : min(Self.runUp, operation.target)
             scheduleSeekSettle(after: runUp / Double(rate) + 0.025)
+        }
+    }
+
+    /// Settles the seek awaiting its picture `delay` from now should none come, but not while
+    /// libVLC's decoders are still getting ready for it (`VLCVideoCallbacks.isAwaitingSeekPicture`):
+    /// until then the pictures libVLC shows were made before the seek (slow decoding shows
+    /// them for a second or more).
+    func settleWithoutPicture(token: Int, after delay: Double) {
+        whenStill(.awaitingPicture, token: token, after: delay) { session, operation in
+            if session.video?.isAwaitingSeekPicture == true {
+                session.settleWithoutPicture(token: token, after: 0.25)
+            } else {
+                session.scheduleSeekSettle(after: 0)
+            }
         }
     }
 
@@ -345,8 +356,9 @@ extension VLCSession {
     /// while playing, which the target follows within a moment. `overshoot`: the paused
     /// seek's picture came a frame or more after the target (dropped as late while the
     /// decoder caught up for that long): land again further ahead, so that the decoder is
-    /// done when the target is due.
-    func seekPictureShown(overshoot: Double?) {
+    /// done when the target is due. `framesPastTarget`: the picture of a seek while playing
+    /// was timed from libVLC's clock, and is that many frames after the target's.
+    func seekPictureShown(overshoot: Double?, framesPastTarget: Int?) {
         guard var operation = seekOperation,
               [.awaitingPicture, .buffering, .runningToTarget, .stepping].contains(operation.stage) else { return }
         if operation.stage == .stepping {
@@ -382,7 +394,13 @@ extension VLCSession {
             sendPausedSeek()
             return
         }
-        if wantsPlaying {
+        if wantsPlaying, let framesPastTarget {
+            // This picture is the one the seek landed on: settled.
+            let target = operation.target
+            operation.timedPicture = framesPastTarget == 0 ? target : frameStart(at: target) + Double(framesPastTarget) * frameDuration
+            seekOperation = operation
+            scheduleSeekSettle(after: 0)
+        } else if wantsPlaying {
             scheduleSeekSettle(after: VLCVideoCallbacks.settleTime(frameDuration: frameDuration) + 0.005)
         } else {
             scheduleSeekSettle(after: 0)
@@ -417,7 +435,9 @@ extension VLCSession {
         setMuted(false)
         if wantsPlaying {
             video?.releaseHold()
-            if vlcPlaying {
+            if vlcPlaying, let shownAt = operation.timedPicture {
+                pictureTimes.runAfterSeek(at: shownAt, settleTime: 0) { presentKeptPicture(at: shownAt) }
+            } else if vlcPlaying {
                 pictureTimes.runAfterSeek(at: operation.target, settleTime: VLCVideoCallbacks.settleTime(frameDuration: frameDuration)) {
                     presentKeptPicture(at: operation.target)
                 }
@@ -469,6 +489,7 @@ extension VLCSession {
     func restartInput(for operation: SeekOperation) {
         guard let player else { return }
         ended = false
+        soundTail = nil
         steppedNearEnd = false
         player.stop()
         video?.releaseHold()

@@ -104,7 +104,7 @@ extension VLCSession {
     func subtitleEncodingOption() -> String? {
         for url in options.subtitleURLs where url.isFileURL {
             guard let data = FileManager.default.contents(atPath: url.path) else { continue }
-            let encoding = SubtitleEncoding.detect(data)
+            let encoding = SubtitleEncoding.detect(data).textAfterDemuxing
             if encoding != .utf8 { return ":subsdec-encoding=\(encoding.rawValue)" }
         }
         return nil

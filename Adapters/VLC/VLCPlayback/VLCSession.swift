@@ -88,6 +88,10 @@ final class VLCSession: @unchecked Sendable {
         var playsToPause = false
         /// Pictures asked for one at a time on the way to the target (`stepToTarget`).
         var steps = 0
+        /// For a seek while playing whose picture was timed from libVLC's clock: the media
+        /// time of that picture (the target's, or a later one when libVLC dropped the
+        /// target's as late).
+        var timedPicture: TimeInterval?
     }
 
     /// How often positions and buffer figures are reported while playing.
@@ -144,12 +148,17 @@ final class VLCSession: @unchecked Sendable {
 
     var phase = Phase.parsing
     var startStage = StartStage.awaitingPause
+    /// The start's paused seek to 0 was sent a second time (`seekToFirstPictureAgainIfLate`).
+    var startSoughtAgain = false
     var startSawBufferingStart = false
     var seekOperation: SeekOperation?
     var token = 0
     var wantsPlaying = false
     var vlcPlaying = false
     var ended = false
+    /// The last part of sound alone still to be heard after libVLC ended its input (see
+    /// `endReached`); nil otherwise.
+    var soundTail: SoundTail?
     /// A seek stepped the input to one of its last pictures (`stepToTarget`): libVLC's
     /// adaptive demuxer then sits at its end and seeks no more, so the next seek starts the
     /// input again, as after the end.
@@ -216,6 +225,8 @@ final class VLCSession: @unchecked Sendable {
         let made: VLCMediaPlayer
         do {
             if source.isHTTP && relaysEveryRemoteSource || needsRelay { relay = try HTTPRelay(source: source, options: options) }
+            // Read before the media is made: its options depend on the container.
+            probeSource()
             made = try VLCMediaPlayer(instance: instance, source: source, location: relay?.location, mediaOptions: mediaOptions(),
                                       trustedOptions: trustedMediaOptions()) { [weak self, pictureTimes, videoForEvents, queue] event in
                 // Timing matters for these three, so they are noted here, on libVLC's thread
@@ -235,7 +246,6 @@ final class VLCSession: @unchecked Sendable {
         // sound server, say) is not about this source.
         VLCLog.clearProblem()
         startTimer()
-        probeSource()
         if source.isFile {
             phase = .parsing
             made.startParse(network: false, timeoutMilliseconds: 5000)
@@ -243,6 +253,15 @@ final class VLCSession: @unchecked Sendable {
             startPlayback()
         }
     }
+
+    /// Containers (libavformat's names) whose local files libVLC reads with its libavformat
+    /// demuxer instead of its own. libVLC 3's Ogg demuxer drops FLAC's sound as late (all of
+    /// it as ffmpeg writes it, the first 0.7 s as libFLAC does), cannot seek in Opus, holds a
+    /// Theora picture about a second after `play()` and gives sound alone a time once a
+    /// second; its FLAC demuxer now and then ends the media on a seek while paused (2 runs
+    /// of 30 under the address sanitizer); its TTA and VOC demuxers end 3 s of sound after
+    /// 2.1 and 2.6 s. Its libavformat demuxer has none of these faults.
+    static let containersForLibavformat: Set<String> = ["ogg", "flac", "tta", "voc"]
 
     private func mediaOptions() -> [String] {
         // Seeks are always accurate: libVLC 3's fast seek picks the keyframe by decode time
@@ -266,6 +285,9 @@ final class VLCSession: @unchecked Sendable {
             if !source.isFile { list.append(":network-caching=\(min(1000, max(100, cap / 4096)))") }
         }
         if let encoding = subtitleEncodingOption() { list.append(encoding) }
+        if let container = probe?.container, Self.containersForLibavformat.contains(container) {
+            list.append(":demux=avformat")
+        }
         return list
     }
 
@@ -309,9 +331,9 @@ final class VLCSession: @unchecked Sendable {
                                               window: windowPresenter, onPicture: { [weak self] in
                 guard let self else { return }
                 self.queue.async { [weak self] in self?.pictureArrived() }
-            }, onSeekPicture: { [weak self] overshoot in
+            }, onSeekPicture: { [weak self] overshoot, framesPastTarget in
                 guard let self else { return }
-                self.queue.async { [weak self] in self?.seekPictureShown(overshoot: overshoot) }
+                self.queue.async { [weak self] in self?.seekPictureShown(overshoot: overshoot, framesPastTarget: framesPastTarget) }
             }, onLanded: { [weak self] picture in
                 guard let self else { return }
                 self.queue.async { [weak self] in
@@ -348,15 +370,21 @@ final class VLCSession: @unchecked Sendable {
             playForFirstPicture()
             return
         }
-        startStage = .buffering
-        startSawBufferingStart = false
-        video?.holdFirstPicture()
-        video?.notifyOnNextPicture()
-        player.setTime(0)
+        if !expectsPicture, tracks.hasAudio {
+            // Sound alone: no picture to decode, and a seek now would flush the decoders before
+            // they read their headers, which libVLC's Speex decoder does not survive (it resets
+            // bits it has not made yet: a segmentation fault in speex_bits_reset).
+            finishStart()
+            return
+        }
+        seekToFirstPicture(player)
         let current = token
         queue.asyncAfter(deadline: .now() + 1.5) { [weak self] in
             guard let self, self.token == current, self.phase == .starting,
                   self.startStage == .buffering || self.startStage == .waitingForPicture else { return }
+            // A picture shown just now finishes the start (`pictureArrived`, queued): playing
+            // and pausing again at once can leave libVLC's paused input with neither.
+            guard self.video?.hasShownPicture != true else { return }
             self.playForFirstPicture()
         }
     }
@@ -366,9 +394,40 @@ final class VLCSession: @unchecked Sendable {
         guard phase == .starting, startStage == .buffering, startSawBufferingStart else { return }
         if expectsPicture, let video, !video.hasShownPicture {
             startStage = .waitingForPicture
+            seekToFirstPictureAgainIfLate()
             return
         }
         finishStart()
+    }
+
+    /// How long after buffering the first picture of the start's paused seek may take before
+    /// the seek is sent again.
+    static let firstPictureGrace: TimeInterval = 0.25
+
+    /// libVLC's video output is made with the first picture, and is not yet paused: when
+    /// making it took longer than half a frame (a loaded machine), it drops that picture as
+    /// late, and nothing is shown while paused. Once, the paused seek to 0 is sent again
+    /// (the output, made now, shows it); should that picture not come either, the start
+    /// plays for one (`playForFirstPicture`, from the timer `startPaused` set).
+    private func seekToFirstPictureAgainIfLate() {
+        guard !startSoughtAgain else { return }
+        let current = token
+        queue.asyncAfter(deadline: .now() + Self.firstPictureGrace) { [weak self] in
+            guard let self, self.token == current, self.phase == .starting, self.startStage == .waitingForPicture,
+                  let player = self.player, self.video?.hasShownPicture == false else { return }
+            PlaybackLog.log(.debug, "vlc", "no first picture \(Self.firstPictureGrace) s after buffering; seeking to 0 again")
+            self.startSoughtAgain = true
+            self.seekToFirstPicture(player)
+        }
+    }
+
+    /// The start's paused seek to 0, which decodes and shows the first picture (held for the
+    /// start, and reported by `pictureArrived`).
+    private func seekToFirstPicture(_ player: VLCMediaPlayer) {
+        startStage = .buffering
+        startSawBufferingStart = false
+        video?.holdFirstPicture()
+        player.setTime(0)
     }
 
     /// libVLC showed the first picture.
@@ -398,7 +457,6 @@ final class VLCSession: @unchecked Sendable {
         }
         startStage = .playingForPicture
         video?.holdFirstPicture()
-        video?.notifyOnNextPicture()
         player.setPaused(false)
         let current = token
         // Half the open timeout, so this more precise error comes before the generic one.
@@ -428,10 +486,24 @@ final class VLCSession: @unchecked Sendable {
         isAdaptive = true
     }
 
-    /// Pauses the start's muted play; the Paused event finishes the start.
+    /// Pauses the start's muted play; the Paused event finishes the start. Should none come
+    /// in time, libVLC never took the play (sent just before: its input was still busy with
+    /// the paused seek, and stays paused, so it reports no pause either): the start is
+    /// finished all the same; an input still playing is paused again.
     private func pauseToFinishStart() {
         startStage = .pausing
         player?.setPaused(true)
+        let current = token
+        queue.asyncAfter(deadline: .now() + Self.confirmationTimeout) { [weak self] in
+            guard let self, self.token == current, self.phase == .starting, self.startStage == .pausing else { return }
+            if self.vlcPlaying {
+                PlaybackLog.log(.debug, "vlc", "the start's pause is not confirmed; pausing again")
+                self.pauseToFinishStart()
+            } else {
+                PlaybackLog.log(.debug, "vlc", "libVLC stayed paused through the start's play; the start is done")
+                self.finishStart()
+            }
+        }
     }
 
     func finishStart(attempt: Int = 0) {
@@ -494,6 +566,12 @@ final class VLCSession: @unchecked Sendable {
 
     func play() {
         wantsPlaying = true
+        if ended, case .held(let remaining)? = soundTail {
+            // Paused in the last part of sound alone, after libVLC's end: it plays on to the
+            // end (libVLC's ended player would start again from the beginning).
+            reportEnd(after: remaining)
+            return
+        }
         // After the end EnginePlayer seeks to 0 first (`seek(to:)` restarts the input).
         guard phase == .ready, seekOperation == nil, let player else { return }
         video?.releaseHold()
@@ -511,6 +589,12 @@ final class VLCSession: @unchecked Sendable {
 
     func pause() {
         wantsPlaying = false
+        if ended, case .playing(let endsAt)? = soundTail {
+            // The end of sound alone waits for its last part to be heard: that waits too.
+            soundTail = .held(remaining: max(0, endsAt - monotonicSeconds()))
+            token += 1
+            return
+        }
         guard phase == .ready, seekOperation == nil, !ended, let player else { return }
         // libVLC has not reported the play asked for just before: as in `play()`, its
         // Playing event says so if it takes it.

@@ -2,6 +2,7 @@
 import CVLC
 import Dispatch
 import FoundationEssentials
+import Glibc
 import PictureConversion
 import PlaybackKit
 import SubtitleOverlay
@@ -35,11 +36,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// Converts the pictures for the `.frames` handler; used only inside the frame
     /// presenter's `present`, whose lock serializes the video outputs' threads.
     private let frameConverter = PictureConverter()
-    private let notifyPicture = Locked(false)
     private let shownPicture = Locked(false)
     private let watch = Locked(Watch.off)
+    /// The libVLC input thread of the last seek that waited for its decoders
+    /// (`VLCLog.whenDecodersReady`), whose wait is forgotten with this object.
+    private let decoderWaitThread = Locked<pthread_t?>(nil)
     private let onPicture: @Sendable () -> Void
-    private let onSeekPicture: @Sendable (_ overshoot: Double?) -> Void
+    private let onSeekPicture: @Sendable (_ overshoot: Double?, _ framesPastTarget: Int?) -> Void
     private let onLanded: @Sendable (_ picture: Bool) -> Void
     private let onStepping: @Sendable () -> Void
     private let onNewPictureSize: @Sendable (VideoSize) -> Void
@@ -47,7 +50,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     private let corrections = Locked<[VideoSize: VideoSize]>([:])
 
     /// Pictures go to `store` and, when the sink wants frames, to the sink; `onPicture` is told
-    /// about the next picture after `notifyOnNextPicture()`, `onSeekPicture` about the first
+    /// about the first picture after `holdFirstPicture()`, `onSeekPicture` about the first
     /// picture after a seek while playing and about the target picture of a paused seek (with
     /// the decoder's lag when the picture came a frame or more after the target, see
     /// `Watch`), `onLanded` when a paused seek has buffered (false) and when it then shows a
@@ -56,7 +59,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// `onNewPictureSize` is told when a video output shows its first picture, with the size
     /// it draws at.
     init(store: VLCPictureStore, pictureTimes: VLCPictureTimes, sink: EngineSink, subtitles: SubtitleOverlay?,
-         window: X11WindowPresenter?, onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?) -> Void,
+         window: X11WindowPresenter?, onPicture: @escaping @Sendable () -> Void, onSeekPicture: @escaping @Sendable (_ overshoot: Double?, _ framesPastTarget: Int?) -> Void,
          onLanded: @escaping @Sendable (_ picture: Bool) -> Void, onStepping: @escaping @Sendable () -> Void,
          onNewPictureSize: @escaping @Sendable (VideoSize) -> Void) {
         self.store = store
@@ -69,6 +72,10 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         self.onLanded = onLanded
         self.onStepping = onStepping
         self.onNewPictureSize = onNewPictureSize
+    }
+
+    deinit {
+        if let thread = decoderWaitThread.get() { VLCLog.cancelDecoderWait(thread: thread, owner: self) }
     }
 
     /// Pictures drawn at `drawn` are delivered at `display` (libVLC stretched the visible
@@ -84,103 +91,7 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         sizeHint.set((storage, display))
     }
 
-    /// Calls `onPicture` (once) when the next picture is displayed.
-    func notifyOnNextPicture() { notifyPicture.set(true) }
-
     // MARK: - Watching the pictures of a start or seek
-
-    /// A seek being watched: libVLC seeks to `start` (seconds) and the picture for `target`
-    /// (the start of the wanted frame) is wanted.
-    private struct SeekWatch: Equatable {
-        var start: Double
-        var target: Double
-        var rate: Double
-        var frame: Double
-        /// Keep the seek's picture on screen and ignore later ones (a seek done playing for a
-        /// paused one, see `watchHeldSeek`).
-        var hold = false
-        /// A held seek to one of the last pictures: the pictures before the target are
-        /// counted while paused, one step at a time (`onStepping`), as libVLC ends the input
-        /// while playing before it shows its last picture.
-        var stepsToTarget = false
-        /// The serial of the video output that showed the pictures before the seek. An
-        /// adaptive stream's seek makes new decoders: libVLC releases that output (it reports
-        /// no video output), which may still show a picture it had queued after the seek's
-        /// buffering is done; once released, its pictures are not the seek's.
-        var staleOutput: Int?
-        /// libVLC reported that no video output was left after the seek was sent, and no new
-        /// one since.
-        var outputReleased = false
-
-        /// Follows libVLC's count of video outputs: a new (or reused) output after the
-        /// release shows the seek's pictures.
-        mutating func outputsChanged(_ count: Int) {
-            if count == 0 {
-                outputReleased = true
-            } else if outputReleased {
-                outputReleased = false
-                staleOutput = nil
-            }
-        }
-
-        /// True for a picture of the released output.
-        func isStale(_ output: Int) -> Bool { outputReleased && output == staleOutput }
-    }
-
-    /// How displayed pictures are watched while a start or seek settles.
-    ///
-    /// A paused seek is done in two steps. libVLC seeks while paused; when it reports 100 %
-    /// buffering its input thread goes on to wait for the decoders and sets its clock, and
-    /// only then takes the next command. The picture it shows there (if any: a video output
-    /// made while paused drops it as late) cannot be told apart: its accurate-seek preroll
-    /// ends on a decode time, so with B-frames a picture a few frames before `start` may come
-    /// first. Then the input is resumed: libVLC 3 moves its clock by the time it stayed
-    /// paused, so the picture at `start` is due `wakeUp` after the resume and every later
-    /// picture at its media time from there. The resume is known to the microsecond (libVLC
-    /// sends its Playing event from the input thread as it unpauses), and pictures are never
-    /// shown early, so the wanted picture is the first new one shown once it is due.
-    ///
-    /// libVLC does not wait for its decoder while paused, so after a long preroll (far from a
-    /// keyframe, large pictures) the decoder may still be catching up when the target is due,
-    /// and libVLC drops the target as too late: the first picture shown is then due a frame
-    /// or more after the target. That is reported as an overshoot with the decoder's lag (how
-    /// long after the resume the first picture came), and the seek is done again from further
-    /// ahead.
-    private enum Watch: Equatable {
-        /// Every picture is kept.
-        case off
-        /// The start: the first picture is kept, later ones ignored (until released).
-        case firstPicture(seen: Bool)
-        /// A seek while playing: waiting for libVLC's buffering report (under 100 %, then
-        /// 100 %).
-        case seekBuffering(SeekWatch, sawStart: Bool)
-        /// A seek while playing, buffered at `bufferedAt` (monotonic seconds): the first new
-        /// picture is reported.
-        case seekBuffered(SeekWatch, bufferedAt: Double)
-        /// A held seek (`SeekWatch.hold`): its first picture was shown at `firstAt` (monotonic
-        /// seconds) and kept for now; the gap to the next one tells which frame it was.
-        case seekVerifying(SeekWatch, firstAt: Double)
-        /// A held seek whose target comes `remaining` pictures later (libVLC stepping to it
-        /// while paused when `stepping`).
-        case seekCounting(remaining: Int, stepping: Bool)
-        /// A paused seek to `start` was sent: waiting for libVLC's buffering report (under
-        /// 100 %, then 100 %).
-        case landing(SeekWatch, sawStart: Bool)
-        /// The paused seek buffered: waiting for the picture libVLC shows there (when its
-        /// video output knows it is paused; one made while paused drops it as late).
-        case landed(SeekWatch)
-        /// Waiting for the input to resume.
-        case awaitingResume(SeekWatch)
-        /// The input resumed at `resumedAt` (monotonic seconds): `start` is due `wakeUp` later,
-        /// the following pictures at their media times.
-        /// `firstShownAt`: when the first new picture after the resume was shown.
-        /// `assumed`: no Playing event came; `resumedAt` is when the resume was sent (a
-        /// Playing event coming after all times the pictures again).
-        case runningToTarget(SeekWatch, resumedAt: Double, firstShownAt: Double?, assumed: Bool)
-        /// A seek: the wanted picture was shown; later ones are ignored while holding.
-        case seekShown(hold: Bool)
-    }
-
 
     /// libVLC 3's wake-up delay: after a seek or a resume, its clock shows the input's
     /// position this long after it set the clock.
@@ -192,6 +103,18 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// long before.
     static let stillSceneDelay = 0.5
 
+    /// How long (seconds) after a seek buffered its pictures are taken for the seek's without
+    /// libVLC's word that its decoders are ready (`VLCLog.whenDecodersReady`), should that
+    /// never come. The word comes once the decoder took the seek's flush, after the picture it
+    /// was making; while it makes that one, libVLC's video output shows the pictures it had
+    /// queued before the seek (up to its pool of about 20, 0.8 s at 25 frames a second; longer
+    /// when decoding is slow).
+    static let decoderWaitLimit = 4.0
+
+    /// How long (seconds) after libVLC's decoders were ready for a seek its first picture may
+    /// take to come.
+    static let seekPictureGrace = 1.5
+
     /// How much earlier than due (media seconds) the target picture of a paused seek may be
     /// shown and still be taken for it.
     static func earlyAllowance(frame: Double) -> Double { min(0.005, frame / 4) }
@@ -202,13 +125,16 @@ final class VLCVideoCallbacks: @unchecked Sendable {
 
     private static func clampedFrame(_ duration: Double) -> Double { min(0.08, max(0.016, duration)) }
 
-    /// Keeps the next picture displayed and ignores later ones (until `releaseHold()`).
+    /// Keeps the next picture displayed, tells `onPicture` about it, and ignores later ones
+    /// (until `releaseHold()`). One state: a picture shown between arming the hold and
+    /// asking to be told would be held and never told of.
     func holdFirstPicture() { watch.set(.firstPicture(seen: false)) }
 
     /// Watches the pictures of a seek while playing, about to be sent: the first new picture
-    /// after buffering is reported through `onSeekPicture`.
+    /// once libVLC's decoders are ready is reported through `onSeekPicture`, with how many
+    /// frames after the target it is (see `Watch.seekDecoding`).
     func watchPlayingSeek(target: Double, rate: Double, frameDuration: Double) {
-        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: Self.clampedFrame(frameDuration),
+        let seek = SeekWatch(start: target, target: target, rate: max(0.01, rate), frame: max(0.001, frameDuration),
                              staleOutput: currentOutput.get())
         watch.set(.seekBuffering(seek, sawStart: false))
     }
@@ -297,8 +223,13 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .seekBuffering(let seek, let sawStart):
                 if percent < 100 {
                     state = .seekBuffering(seek, sawStart: true)
-                } else if sawStart {
+                } else if sawStart, seek.hold {
                     state = .seekBuffered(seek, bufferedAt: monotonicSeconds())
+                } else if sawStart {
+                    // On libVLC's input thread, before it waits for its decoders.
+                    state = .seekDecoding(seek, bufferedAt: monotonicSeconds(), held: nil)
+                    let thread = VLCLog.whenDecodersReady(owner: self) { [weak self] in self?.decodersReady() }
+                    decoderWaitThread.set(thread)
                 }
             case .landing(let seek, let sawStart):
                 if percent < 100 {
@@ -315,6 +246,27 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         if landed { onLanded(false) }
     }
 
+    /// True while a seek while playing waits for libVLC's decoders (up to `decoderWaitLimit`),
+    /// or for its first picture since they were ready (up to `seekPictureGrace`).
+    var isAwaitingSeekPicture: Bool {
+        watch.withLock { state in
+            switch state {
+            case .seekDecoding(_, let bufferedAt, _): monotonicSeconds() - bufferedAt < Self.decoderWaitLimit
+            case .seekTimed(_, let readyAt, _): monotonicSeconds() - readyAt < Self.seekPictureGrace
+            default: false
+            }
+        }
+    }
+
+    /// libVLC's input is done waiting for its decoders after a seek buffered (from its
+    /// thread, as it logs so): the pictures shown from now on are the seek's.
+    private func decodersReady() {
+        watch.withLock { state in
+            guard case .seekDecoding(let seek, _, let held) = state else { return }
+            state = .seekTimed(seek, readyAt: monotonicSeconds(), held: held)
+        }
+    }
+
     /// libVLC's count of video outputs changed (from its event thread, at once).
     func outputsChanged(_ count: Int) {
         watch.withLock { state in
@@ -322,6 +274,12 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             case .seekBuffering(var seek, let sawStart):
                 seek.outputsChanged(count)
                 state = .seekBuffering(seek, sawStart: sawStart)
+            case .seekDecoding(var seek, let bufferedAt, let held):
+                seek.outputsChanged(count)
+                state = .seekDecoding(seek, bufferedAt: bufferedAt, held: held)
+            case .seekTimed(var seek, let readyAt, let held):
+                seek.outputsChanged(count)
+                state = .seekTimed(seek, readyAt: readyAt, held: held)
             case .seekBuffered(var seek, let bufferedAt):
                 seek.outputsChanged(count)
                 state = .seekBuffered(seek, bufferedAt: bufferedAt)
@@ -331,116 +289,12 @@ final class VLCVideoCallbacks: @unchecked Sendable {
         }
     }
 
-    /// What to do with a picture displayed now.
-    private struct Verdict {
-        /// Keep it (for thumbnails and the `.frames` handler).
-        var keep = true
-        /// It is the picture a seek waits for.
-        var seekPicture = false
-        /// For the target of a paused seek shown a frame or more late: the decoder's lag (0 for
-        /// a held seek whose picture could not be told: seek again).
-        var overshoot: Double?
-        /// It is the first picture after a paused seek buffered.
-        var landed = false
-        /// A picture before the target of a held seek stepping to it (`SeekWatch.stepsToTarget`).
-        var stepping = false
-    }
-
     /// Whether a picture displayed now is kept, and whether a seek waits for it.
-    /// `repeated`: the same picture as the one before (a redisplay); `output`: the serial of
-    /// the video output showing it.
-    private func watchPicture(repeated: Bool, output: Int) -> Verdict {
-        watch.withLock { state in
-            switch state {
-            case .off, .seekBuffering, .landing, .awaitingResume:
-                return Verdict()
-            case .landed(let seek):
-                guard !repeated else { return Verdict() }
-                state = .awaitingResume(seek)
-                return Verdict(landed: true)
-            case .firstPicture(let seen):
-                state = .firstPicture(seen: true)
-                return Verdict(keep: !seen)
-            case .seekVerifying(let seek, let firstAt):
-                guard !repeated else { return Verdict(keep: false) }
-                let spacing = monotonicSeconds() - firstAt
-                let frameAtRate = seek.frame / seek.rate
-                guard abs(spacing - frameAtRate) >= frameAtRate / 4 else {
-                    // The first picture came when due, not at once: its frame is unknown.
-                    PlaybackLog.log(.debug, "vlc", "held seek to \(seek.target) s: the first picture came when due; seeking again")
-                    state = .seekShown(hold: true)
-                    return Verdict(keep: false, seekPicture: true, overshoot: 0)
-                }
-                // The second picture is due (frames after `start`, at the rate) that long after
-                // the first was shown, less `wakeUp`: its frame, counted from the target.
-                let gap = spacing - Self.wakeUp
-                let second = Int((gap * seek.rate / seek.frame - (seek.target - seek.start) / seek.frame).rounded())
-                PlaybackLog.log(.debug, "vlc", "held seek to \(seek.target) s: the second picture came \(Int(gap * 1000)) ms after the first's due time, frame \(second) from the target")
-                if second < 0 {
-                    // The target is still to come.
-                    state = .seekCounting(remaining: -second, stepping: seek.stepsToTarget)
-                    return Verdict(stepping: seek.stepsToTarget)
-                }
-                state = .seekShown(hold: true)
-                switch second {
-                case 0:
-                    // This one is the target.
-                    return Verdict(seekPicture: true)
-                case 1:
-                    // The first picture was the target (kept).
-                    return Verdict(keep: false, seekPicture: true)
-                default:
-                    // The first picture was already past the target.
-                    return Verdict(keep: false, seekPicture: true, overshoot: Double(second - 1) * seek.frame)
-                }
-            case .seekCounting(let remaining, let stepping):
-                guard !repeated else { return Verdict(keep: false) }
-                guard remaining <= 1 else {
-                    state = .seekCounting(remaining: remaining - 1, stepping: stepping)
-                    return Verdict(stepping: stepping)
-                }
-                state = .seekShown(hold: true)
-                return Verdict(seekPicture: true)
-            case .seekBuffered(let seek, let bufferedAt):
-                guard !seek.isStale(output) else { return Verdict(keep: false) }
-                // Pictures like the one before stand for new ones once they go on well after
-                // the seek buffered (a still scene; see `stillSceneDelay`).
-                guard !repeated || monotonicSeconds() - bufferedAt >= Self.stillSceneDelay / seek.rate else { return Verdict() }
-                guard seek.hold else {
-                    state = .seekShown(hold: false)
-                    return Verdict(seekPicture: true)
-                }
-                // Kept for now; the next picture tells whether it is the target.
-                state = .seekVerifying(seek, firstAt: monotonicSeconds())
-                return Verdict()
-            case .runningToTarget(let seek, let resumedAt, let firstShownAt, let assumed):
-                let now = monotonicSeconds()
-                let due = seek.start + max(0, now - resumedAt - Self.wakeUp) * seek.rate
-                if repeated {
-                    // A picture like the one before: a redisplay, or a new picture of a still
-                    // scene (every frame alike). Once the target is well past due, playing,
-                    // the picture on screen is the target's: it looks like the one before.
-                    guard due >= seek.target + Self.stillSceneDelay else { return Verdict() }
-                    PlaybackLog.log(.debug, "vlc", "paused seek to \(seek.target) s: no new-looking picture \(Self.stillSceneDelay) s past the target; a still scene")
-                    state = .seekShown(hold: true)
-                    return Verdict(seekPicture: true)
-                }
-                let first = firstShownAt ?? now
-                state = .runningToTarget(seek, resumedAt: resumedAt, firstShownAt: first, assumed: assumed)
-                // Pictures are never shown early (measured: 0.3 ms late at best), but late ones
-                // are (up to 21 ms on a loaded machine): the target is the first picture shown
-                // once it is due, less a small allowance; the frame before it would have to be
-                // almost a whole frame late to pass for it.
-                guard due >= seek.target - Self.earlyAllowance(frame: seek.frame) else { return Verdict() }
-                state = .seekShown(hold: true)
-                guard due < seek.target + seek.frame / 2 else {
-                    return Verdict(seekPicture: true, overshoot: max(0, first - resumedAt - Self.wakeUp))
-                }
-                return Verdict(seekPicture: true)
-            case .seekShown(let hold):
-                return Verdict(keep: !hold)
-            }
-        }
+    /// `repeated`: the same picture as the one before (a redisplay); `identical`: it holds the
+    /// same picture as the one before, however soon after its copy it came; `output`: the
+    /// serial of the video output showing it.
+    private func watchPicture(repeated: Bool, identical: Bool, output: Int) -> Verdict {
+        watch.withLock { state in Self.verdict(repeated: repeated, identical: identical, output: output, state: &state) }
     }
 
     /// True once a picture was displayed.
@@ -507,11 +361,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
     /// libVLC shows the picture it wrote into `slot` of `picture`.
     fileprivate func pictureDisplayed(_ picture: VLCPictureBuffer, slot: Int) {
         shownPicture.set(true)
-        let (repeated, writtenAt) = picture.displayed(slot: slot)
-        let watched = watchPicture(repeated: repeated, output: picture.serial)
+        let (repeated, identical, writtenAt) = picture.displayed(slot: slot)
+        let watched = watchPicture(repeated: repeated, identical: identical, output: picture.serial)
         // Told after the picture is stored: the engine then reads it back.
         defer {
-            if watched.seekPicture { onSeekPicture(watched.overshoot) }
+            if watched.seekPicture { onSeekPicture(watched.overshoot, watched.timedFrames) }
             if watched.landed { onLanded(true) }
             if watched.stepping { onStepping() }
         }
@@ -523,7 +377,11 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             picture.shown = true
             onNewPictureSize(picture.size)
         }
-        let stamp = pictureTimes.stampPicture(repeated: repeated, writtenAt: writtenAt, seekPicture: watched.seekPicture)
+        if let heldTime = watched.presentKeptFirst {
+            present(keptOf: picture, display: corrections.get()[picture.size] ?? picture.display, presentationTime: heldTime)
+        }
+        let stamp = pictureTimes.stampPicture(repeated: repeated, identical: identical, writtenAt: writtenAt,
+                                              seekPicture: watched.seekPicture)
         if stamp.jumped { sink.positionJumped(to: stamp.time) }
         let correction = corrections.get()[picture.size]
         // The picture stays in its slot for thumbnails, converted or copied only when one is
@@ -536,32 +394,27 @@ final class VLCVideoCallbacks: @unchecked Sendable {
             window.show { [store] draw in store.withKeptPicture(draw) }
         }
         if stamp.present {
-            let display = correction ?? picture.display
-            if sink.wantsYUVFrames {
-                picture.presentKept(display: display, presentationTime: stamp.time, to: sink)
-            }
-            if sink.frames != nil {
-                // Converted (an RGBA one scaled to its display size, when libVLC drew it at a
-                // padded one) once into the handler's frame; the subtitle is drawn there, so
-                // the slot stays the clean picture thumbnails read.
-                picture.withKept { source in
-                    sink.presentFrame(source, naturalSize: display, presentationTime: stamp.time,
-                                      converter: frameConverter) { [subtitles] pixels, width, height, bytesPerRow in
-                        subtitles?.draw(at: stamp.time, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow)
-                    }
+            present(keptOf: picture, display: correction ?? picture.display, presentationTime: stamp.time)
+        }
+        if watched.first { onPicture() }
+    }
+
+    /// Hands the picture `picture` keeps to the `.yuvFrames` or `.frames` handler.
+    private func present(keptOf picture: VLCPictureBuffer, display: VideoSize, presentationTime: Double) {
+        if sink.wantsYUVFrames {
+            picture.presentKept(display: display, presentationTime: presentationTime, to: sink)
+        }
+        if sink.frames != nil {
+            // Converted (an RGBA one scaled to its display size, when libVLC drew it at a
+            // padded one) once into the handler's frame; the subtitle is drawn there, so
+            // the slot stays the clean picture thumbnails read.
+            picture.withKept { source in
+                sink.presentFrame(source, naturalSize: display, presentationTime: presentationTime,
+                                  converter: frameConverter) { [subtitles] pixels, width, height, bytesPerRow in
+                    subtitles?.draw(at: presentationTime, onto: pixels, width: width, height: height, bytesPerRow: bytesPerRow)
                 }
             }
         }
-        notifyIfAsked()
-    }
-
-    /// Calls `onPicture` if `notifyOnNextPicture()` asked for it.
-    private func notifyIfAsked() {
-        let notify = notifyPicture.withLock { wanted -> Bool in
-            defer { wanted = false }
-            return wanted
-        }
-        if notify { onPicture() }
     }
 }
 

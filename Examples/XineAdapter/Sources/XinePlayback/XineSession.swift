@@ -114,14 +114,18 @@ final class XineSession {
         wroteCache.withLock { _ in xine_exit(xine) }
     }
 
-    /// Settings of this xine-lib that the adapter changes: xine's dav1d decoder plugin ends the
-    /// process with a segmentation fault in libdav1d's worker thread on the suite's AV1 clip,
-    /// so AV1 goes to its libaom decoder plugin instead (a decoder's priority only ever
-    /// chooses among plugins that take the codec).
+    /// Settings of this xine-lib that the adapter changes (a decoder's priority only ever
+    /// chooses among plugins that take the codec):
+    /// - xine's dav1d decoder plugin ends the process with a segmentation fault in libdav1d's
+    ///   worker thread on the suite's AV1 clip, so AV1 goes to its libaom plugin instead;
+    /// - its jpeg plugin (over libjpeg) ends the process (libjpeg's default error handler calls `exit`,
+    ///   "Not a JPEG file: starts with 0x28 0x00") on Motion JPEG in QuickTime, so Motion
+    ///   JPEG goes to its ffmpeg plugin.
     private static func configure(_ xine: UnsafeMutablePointer<xine_t>) {
-        var entry = xine_cfg_entry_t()
-        if xine_config_lookup_entry(xine, "engine.decoder_priorities.libaom", &entry) == 1 {
-            entry.num_value = 10
+        for (plugin, priority) in [("libaom", 10), ("jpeg", 1), ("image", 1)] {
+            var entry = xine_cfg_entry_t()
+            guard xine_config_lookup_entry(xine, "engine.decoder_priorities.\(plugin)", &entry) == 1 else { continue }
+            entry.num_value = Int32(priority)
             xine_config_update_entry(xine, &entry)
         }
     }

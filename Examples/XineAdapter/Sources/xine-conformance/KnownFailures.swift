@@ -38,7 +38,14 @@ private let pictureAndFormat = [
     xineFlaky("format.mp3-mp3", "in about half the runs the position advances 0.85-0.86x over the first second after play() (3 of 6 runs on 5 December 2026, the others pass); not yet explained"),
     xine("format.theora-vorbis-ogg", "xine's Ogg demuxer cannot seek in this Theora stream: xine_play(stream, 0, 2000) ends it (XINE_EVENT_UI_PLAYBACK_FINISHED) or lands a second early"),
     xine("format.wmv2-wmav2-wmv", "xine's ASF demuxer fails to start this stream at a time: xine_play(stream, 0, 2000) returns XINE_ERROR_DEMUX_FAILED (\"demux failed to start\")"),
+    xine("seek.long-gop", "in an MPEG-TS with keyframes 10 s apart, paused seeks into the first group of pictures (3.3, 7.3, 9.9, 0.5 s) show the frame sought, but one into the last group (11.5 s) reports 0.32 s; not yet looked into"),
+    xine("pixel-format.prores-yuv422p10-mov", "ProRes 422 Proxy in QuickTime: xine_open succeeds and XINE_STREAM_INFO_VIDEO_HANDLED is 1, but xine names no video codec and the adapter is prepared with no video size (naturalSize 0x0)"),
+    xine("format.speex-ogg", "as with Opus, xine's Ogg demuxer gives Speex no time while it plays: the position advanced 0.04 s in 1 s"),
+    xine("format.flac-flac", "xine's FLAC demuxer runs its time ahead of the sound: the position advanced 2.98 s in 1 s after play(); not yet looked into"),
+    xine("end.pause-near-end", "as format.flac-flac: with its FLAC time running ahead, the media ends before the pause 1 s after play() from 1.5 s of 3 s (no paused state within 5 s)"),
+    xine("format.mulaw-wav", "8 kHz mono G.711 µ-law in WAV: xine's time runs slow (the position advanced 0.70 s in 1 s, or did not reach 2.2 s within 2 s (2.07 s), in each of 9 runs); not yet looked into"),
     xine("format.opus-ogg", "xine's Ogg demuxer gives Opus neither a length nor a time: xine_get_pos_length reports length 0 and time 0 while it plays the sound"),
+    xine("format.flac-oga", "as with Opus, xine's Ogg demuxer gives FLAC in Ogg no length: xine_get_pos_length reports length 0 (duration 0 s, expected 3 s)"),
     xineFlaky("stress.many-at-once", "eight players together: in some runs size-change.ts (MPEG-TS) advances 2.23 s in the 3 s window (0.74x; the same figure each time), its position holding about 0.77 s; one run in ten on an idle two-core machine, not yet explained"),
 ]
 
@@ -62,6 +69,8 @@ private let tracks = [
     xineCannot("subtitles.external", noCueText),
     xineCannot("subtitles.external-http", noCueText),
     xineCannot("subtitles.legacy-encoding", noCueText),
+    xineCannot("subtitles.utf16", noCueText),
+    xineCannot("subtitles.webvtt-style", noCueText),
     xineCannot("subtitles.add-while-playing", noCueText),
     xineCannot("subtitles.delay", noCueText),
     xineCannot("subtitles.drawn", noCueText),
@@ -88,8 +97,9 @@ private let network = [
 /// `.yuvFrames` and `.window(handle:)`: the adapter plays them as `.none`.
 private let notImplemented = "this adapter implements only the .none and .frames video outputs (xine's raw output hands YV12/YUY2 planes, which a .yuvFrames output could pass on; an X11 window needs xine's xv or xshm output), and plays .yuvFrames and .window as .none"
 
-private let outputs = ["yuv.frames-order", "yuv.picture", "yuv.anamorphic", "yuv.paused-seek",
+private let outputs = (["yuv.frames-order", "yuv.picture", "yuv.anamorphic", "yuv.paused-seek",
                        "yuv-size.residues", "yuv-size.common", "yuv-size.portrait", "yuv-size.tiny", "yuv-size.odd", "yuv-size.uhd",
                        "window.scaling-aspect-fit", "window.scaling-aspect-fill", "window.scaling-fill", "window.scaling-none",
                        "window.seek-paused", "window.resize", "window.two-windows", "window.expose-paused",
-                       "window.paused-changes", "window.next-player", "window.subtitles"].map { xineCannot($0, notImplemented) }
+                       "window.paused-changes", "window.next-player", "window.subtitles"]
+    + ConformanceSuite.checkNames.filter { $0.hasPrefix("yuv-pixel-format.") }).map { xineCannot($0, notImplemented) }
