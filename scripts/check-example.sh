@@ -9,9 +9,9 @@
 #   scripts/check-example.sh --all [OPTION]...        the whole suite (about 5 minutes), with
 #                                                     the runner's options (--attempts, --strict)
 #
-# Without --check it runs every family the adapter implements: all but http (a minute more;
-# half of it xine's network limits, and xine's network input plugin once crashed in a run of
-# the whole family, see the example's README), and tracks, subtitles, metadata and chapters
+# Without --check it runs every family the adapter implements: all but http (a minute more,
+# half of it xine's network limits; the adapter refuses HLS, whose xine input crashed, see the
+# example's README), and tracks, subtitles, metadata and chapters
 # (the adapter implements none of them beyond tags). Examples/XineAdapter/README.md has the
 # whole suite's matrix.
 #

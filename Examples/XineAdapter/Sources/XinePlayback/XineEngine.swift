@@ -159,6 +159,7 @@ final class XineEngine: PlaybackEngine, @unchecked Sendable {
         guard xine_open(session.stream, mrl) == 1 else {
             throw XineErrors.openFailed(session, source: source, loggedBefore: logged)
         }
+        if let refusal = XineErrors.refusedInput(session) { throw refusal }
         hasVideo = session.info(XINE_STREAM_INFO_HAS_VIDEO) != 0 && session.info(XINE_STREAM_INFO_VIDEO_HANDLED) != 0
         let hasAudio = session.info(XINE_STREAM_INFO_HAS_AUDIO) != 0 && session.info(XINE_STREAM_INFO_AUDIO_HANDLED) != 0
         guard hasVideo || hasAudio else { throw XineErrors.noDecoder(session, source: source) }
