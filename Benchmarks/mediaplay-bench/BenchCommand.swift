@@ -6,7 +6,9 @@ import PlaybackKit
 /// measures each backend against its engine's own command-line player on the same generated
 /// media, in alternating runs, and prints medians, ratios and whether each target is met.
 /// `--pictures`: only the whole-process measurements (playback CPU and memory with every
-/// video output, against the own player and the RGBA floor, and thumbnails).
+/// video output, against the own player and the RGBA floor, and the thumbnail sweep).
+/// `--runs N` sets the rounds of the playback comparisons (and of the in-process figures);
+/// the thumbnail sweep makes max(7, N) runs of each side at each of its positions.
 func runBenchCommand(_ arguments: Arguments) async throws -> Int32 {
     try arguments.check(known: ["--backend", "--json", "--markdown", "--runs", "--pictures"])
     guard arguments.operands.isEmpty else {
@@ -96,8 +98,6 @@ struct Bench {
     static let timeBudget: TimeInterval = 570
     /// About what time to prepared and the seeks take per backend.
     static let inProcessFixedSeconds: TimeInterval = 8
-    /// The time the thumbnails are taken at.
-    static let thumbnailTime = 7.0
 
     init(runs: Int) throws {
         self.runs = runs
@@ -118,7 +118,7 @@ struct Bench {
     }
 
     /// The whole-process measurements of one backend: playback CPU and peak memory against the
-    /// engine's own player, then thumbnails against the ffmpeg command.
+    /// engine's own player, then the thumbnail sweep against the ffmpeg command.
     func measureProcesses(_ backend: any PlaybackBackend, media: BenchMedia) async -> BackendReport {
         let log = Self.log
         let own = OwnPlayer.of(backend: backend.name, unprivileged: unprivileged)
@@ -149,9 +149,14 @@ struct Bench {
         report.playFrames = series[.frames]!
         report.playFloor = series[.floor]!
         report.playYUV = series[.yuv]!
-        log("  thumbnail at \(Self.thumbnailTime) s")
+        let thumbnailRuns = ProcessMeasurements.thumbnailRuns(runs: runs)
+        let places = BenchMedia.thumbnailClips.map { clip in
+            clip.shortName + " at " + clip.thumbnailPositions.map { String(cFormat: "%g", $0.seconds) }.joined(separator: ", ") + " s"
+        }
+        log("  thumbnail sweep: \(places.joined(separator: "; ")), \(thumbnailRuns) runs of each side")
         let scratch = FileManager.default.temporaryDirectory
-        (report.thumbnail, report.thumbnailFFmpeg, report.thumbnailCPU, report.thumbnailFFmpegCPU) = await processes.thumbnail(backend: backend.name, at: Self.thumbnailTime, folder: scratch)
+        report.thumbnails = await processes.thumbnailSweep(backend: backend.name, runs: thumbnailRuns, folder: scratch)
+        log(String(cFormat: "  thumbnail sweep took %.0f s: ", report.thumbnails.seconds) + report.thumbnails.ratioSummary)
         return report
     }
 

@@ -11,9 +11,16 @@ import PlaybackKit
 @main
 struct BenchMain {
     static let usage = """
-        usage: mediaplay-bench [--backend NAME|all] [--json|--markdown] [--runs N]
+        usage: mediaplay-bench [--backend NAME|all] [--json|--markdown] [--runs N] [--pictures]
           measures each engine against its own player (playback CPU, peak memory, thumbnails,
           time to prepared, seeks, players at once); needs the mediaplay built beside it
+          --runs N     rounds of the playback comparisons and in-process figures (default 2)
+          --pictures   only the whole-process measurements: playback and the thumbnail sweep
+          thumbnails: a sweep of 2 clips x 3 positions (near the start, mid-GOP, near the end),
+            max(7, N) runs of mediaplay and of ffmpeg -ss T -i F -frames:v 1 at each (84
+            processes with N up to 7), about 15 s (ffmpeg) to 35 s (vlc) per backend;
+            with every backend the bench runs past its 9.5 min budget (the playback rounds
+            alone take about 13 min), and the sweep's runs are never cut to fit
         """
 
     /// Runs the command on a task (see `runCommandLineTool`).

@@ -23,6 +23,11 @@ struct BenchClip: Sendable {
     /// Frames in the clip.
     var frameCount: Int { framesPerSecond * seconds }
 
+    /// `1080p 20 s, GOP 2 s`: how the thumbnail sweep's tables name the clip.
+    var shortName: String {
+        "\(height)p \(seconds) s, GOP \(gopSeconds) s"
+    }
+
     /// `1920x1080 30 fps, 20 s, GOP 2 s`.
     var summary: String {
         "\(width)x\(height) \(framesPerSecond) fps H.264 + AAC, \(seconds) s, GOP \(gopSeconds) s"
@@ -47,18 +52,31 @@ struct BenchClip: Sendable {
 struct BenchMedia: Sendable {
     /// Playback CPU, peak memory, time to prepared and thumbnails: 1080p30.
     static let playback = BenchClip(label: "1080p", width: 1920, height: 1080, framesPerSecond: 30, seconds: 20)
+    /// Thumbnails of another shape: 720p30 with a keyframe every 5 s (150 pictures), so a
+    /// picture in the middle of a GOP lies 75 pictures from the keyframe before it, against 30
+    /// in the 1080p clip's 2 s GOPs. The GOP is in the file name, so this recipe makes its own
+    /// file and the other clips' cached files stay valid.
+    static let longGOP = BenchClip(label: "720p, GOP 5 s", width: 1280, height: 720, framesPerSecond: 30, seconds: 25, gopSeconds: 5)
     /// Accurate seeks: a 60 s 720p30 file.
     static let seeking = BenchClip(label: "720p", width: 1280, height: 720, framesPerSecond: 30, seconds: 60)
     /// Concurrency: a short 480p30 clip, many players at once.
     static let concurrency = BenchClip(label: "480p", width: 854, height: 480, framesPerSecond: 30, seconds: 5)
 
+    /// The clips the thumbnail sweep takes pictures of.
+    static let thumbnailClips = [playback, longGOP]
+    /// Every clip the bench uses, in the order they are generated.
+    static let allClips = [playback, longGOP, seeking, concurrency]
+
     /// The folder the clips are kept in.
     let folder: URL
 
-    /// Paths of the three clips.
+    /// Paths of the clips of playback, seeking and concurrency.
     var playbackFile: String { folder.appendingPathComponent(Self.playback.fileName).path }
     var seekingFile: String { folder.appendingPathComponent(Self.seeking.fileName).path }
     var concurrencyFile: String { folder.appendingPathComponent(Self.concurrency.fileName).path }
+
+    /// The path of any of the bench's clips in this folder.
+    func path(of clip: BenchClip) -> String { folder.appendingPathComponent(clip.fileName).path }
 
     /// Makes every clip that is missing (written to a temporary name, then renamed, so an
     /// interrupted run never leaves a partial clip behind). Returns the seconds spent.
@@ -67,7 +85,7 @@ struct BenchMedia: Sendable {
         // Other users (the VLC player runs unprivileged) must be able to read the clips.
         chmod(folder.path, 0o755)
         let started = monotonicSeconds()
-        for clip in [playback, seeking, concurrency] {
+        for clip in allClips {
             let path = folder.appendingPathComponent(clip.fileName).path
             if FileManager.default.fileExists(atPath: path) { continue }
             log("generating \(clip.fileName) (\(clip.summary))")

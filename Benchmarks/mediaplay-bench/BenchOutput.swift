@@ -85,15 +85,22 @@ private func rows(_ report: BackendReport, targets: [TargetCheck]) -> [Row] {
     list.append(Row(backend: name, metric: "peak memory .yuvFrames vs the RGBA floor (MiB)",
                     ours: figure(report.playYUV.peakMiB, "%.1f"), reference: figure(report.playFloor.peakMiB, "%.1f"),
                     ratio: number(report.yuvMemoryOverFloor, "%+.1f MiB"), target: "—", met: "—"))
-    list.append(Row(backend: name, metric: "thumbnail at 7 s, whole process (s wall)",
-                    ours: figure(report.thumbnail, "%.3f"), reference: figure(report.thumbnailFFmpeg, "%.3f") + " ffmpeg",
-                    ratio: number(report.thumbnailRatio, "%.3f×"),
-                    target: ["ffmpeg": "≤ 1.00×", "vlc": "≤ 2.00×"][name] ?? "—",
-                    met: ["ffmpeg", "vlc"].contains(name) ? verdict("thumbnail") : "—"))
-    list.append(Row(backend: name, metric: "thumbnail at 7 s, whole process (CPU s)",
-                    ours: figure(report.thumbnailCPU, "%.3f"), reference: figure(report.thumbnailFFmpegCPU, "%.3f"),
-                    ratio: number(Statistics.ratio(report.thumbnailCPU.median, report.thumbnailFFmpegCPU.median), "%.3f×"),
-                    target: "—", met: "—"))
+    let sweep = report.thumbnails
+    list.append(Row(backend: name, metric: "thumbnail sweep, whole process (s wall, fastest–slowest run; \(sweep.shape)): median (worst) paired ratio",
+                    ours: sweep.range(ours: true), reference: sweep.range(ours: false) + " " + ThumbnailSweep.referenceLabel,
+                    ratio: sweep.ratioSummary, target: String(cFormat: "≤ %.2f× every run", ThumbnailSweep.ratioLimit),
+                    met: verdict("thumbnail ≤")))
+    if name == "ffmpeg" {
+        list.append(Row(backend: name, metric: "thumbnail sweep, median paired ratio (s wall)",
+                        ours: "", reference: "", ratio: number(sweep.medianPairedRatio, "%.3f×"),
+                        target: "≤ 1.00×", met: verdict("thumbnail median")))
+    }
+    let cpuRatio = sweep.medianPairedCPURatio.map { median in
+        String(cFormat: "%.2f×", median) + (sweep.worstPairedCPURatio.map { String(cFormat: " (worst %.2f×)", $0) } ?? "")
+    } ?? "—"
+    list.append(Row(backend: name, metric: "thumbnail sweep, whole process (CPU s, lowest–highest median of a position): median (worst) paired ratio",
+                    ours: sweep.cpuMedianRange(ours: true), reference: sweep.cpuMedianRange(ours: false),
+                    ratio: cpuRatio, target: "—", met: "—"))
     var prepared = report.prepare.values.isEmpty && report.prepare.failure != nil
         ? "failed: " + shorten(report.prepare.failure!) : ms(report.prepare.median)
     if let cold = report.prepareCold { prepared += " (first \(ms(cold)))" }
@@ -131,8 +138,8 @@ extension BenchResult {
         [
             "PlaybackKit bench, \(machine.date)",
             "machine: \(machine.summary)",
-            "media: \(BenchMedia.playback.summary) (playback, memory, prepare, thumbnail); \(BenchMedia.seeking.summary) (seeks); \(BenchMedia.concurrency.summary) (concurrency)",
-            "runs: \(runs) of each configuration, alternating; medians. Command: \(command)",
+            "media: \(BenchMedia.playback.summary) (playback, memory, prepare, thumbnails); \(BenchMedia.longGOP.summary) (thumbnails); \(BenchMedia.seeking.summary) (seeks); \(BenchMedia.concurrency.summary) (concurrency)",
+            "runs: \(runs) of each configuration, alternating; medians; thumbnails: \(ProcessMeasurements.thumbnailRuns(runs: runs)) runs of each side at each position. Command: \(command)",
             "mediaplay start-up alone (mediaplay help): \(startup.summary)",
         ]
     }
@@ -157,6 +164,7 @@ extension BenchResult {
             previous = row.backend
             lines.append(line(row))
         }
+        lines.append(contentsOf: thumbnailSweepText)
         lines.append("")
         lines.append("targets:")
         for check in targets {
@@ -180,6 +188,7 @@ extension BenchResult {
         }
         lines.append("")
         lines.append(contentsOf: summaryTable)
+        lines.append(contentsOf: thumbnailSweepMarkdown)
         lines.append("")
         for check in targets {
             lines.append("- **\(check.verdict)** \(check.backend): \(check.target): \(check.figure)")
@@ -203,7 +212,7 @@ extension BenchResult {
                 number(report.yuvFloorRatio, "%.3f×"),
                 number(report.framesMemoryOverFloor, "%+.1f") + " / " + number(report.yuvMemoryOverFloor, "%+.1f MiB"),
                 number(report.memoryExcess, "%+.1f MiB"),
-                number(report.thumbnailRatio, "%.2f×"),
+                report.thumbnails.ratioSummary,
                 ms(report.prepare.median),
                 "\(ms(report.seekP50)) / \(ms(report.seekP95))",
                 report.concurrency.failure == nil && report.concurrency.maxPlayers > 0 ? "\(report.concurrency.maxPlayers)" : "—",
@@ -219,13 +228,7 @@ extension BenchResult {
 extension BenchResult {
     /// Every figure, raw values included.
     var json: String {
-        func series(_ s: Series) -> [String: Any] {
-            var object: [String: Any] = ["values": s.values]
-            if let median = s.median { object["median"] = median }
-            if let failure = s.failure { object["failure"] = failure }
-            if !s.misses.isEmpty { object["failedRuns"] = s.misses }
-            return object
-        }
+        func series(_ s: Series) -> [String: Any] { s.jsonObject }
         func playback(_ p: PlaybackSeries) -> [String: Any] {
             ["cpuSecondsPerMediaSecond": series(p.cpu), "steadyCPUSecondsPerSecond": series(p.steadyCPU),
              "peakMiB": series(p.peakMiB), "wallSeconds": series(p.wall)]
@@ -248,11 +251,7 @@ extension BenchResult {
                 "framesCPURatio": report.framesCPURatio as Any,
                 "memoryExcessMiB": report.memoryExcess as Any,
             ]
-            object["thumbnail"] = [
-                "atSeconds": 7, "mediaplaySeconds": series(report.thumbnail), "ffmpegSeconds": series(report.thumbnailFFmpeg),
-                "ratio": report.thumbnailRatio as Any,
-                "mediaplayCPUSeconds": series(report.thumbnailCPU), "ffmpegCPUSeconds": series(report.thumbnailFFmpegCPU),
-            ]
+            object["thumbnail"] = report.thumbnails.jsonObject
             object["timeToPrepared"] = [
                 "seconds": series(report.prepare), "firstSeconds": report.prepareCold as Any,
                 "pictureReady": report.pictureReadyWhenPrepared,
@@ -281,7 +280,8 @@ extension BenchResult {
             ],
             "command": command,
             "runs": runs,
-            "media": [BenchMedia.playback, BenchMedia.seeking, BenchMedia.concurrency].map {
+            "thumbnailRuns": ProcessMeasurements.thumbnailRuns(runs: runs),
+            "media": BenchMedia.allClips.map {
                 ["label": $0.label, "width": $0.width, "height": $0.height, "fps": $0.framesPerSecond,
                  "seconds": $0.seconds, "gopSeconds": $0.gopSeconds, "file": $0.fileName]
             },

@@ -95,6 +95,9 @@ struct Series: Sendable {
 
     /// The median of the values, nil without any.
     var median: Double? { Statistics.median(values) }
+    /// The least and the largest value, nil without any.
+    var minimum: Double? { values.min() }
+    var maximum: Double? { values.max() }
     /// True when the configuration ran (and did not fail).
     var isMeasured: Bool { failure == nil && !values.isEmpty }
 }
@@ -150,7 +153,7 @@ struct StartupCost: Sendable {
 // MARK: - Whole-process measurements
 
 /// Measurements that run players as child processes: playback CPU and peak memory, and
-/// thumbnails, each against its reference command, in alternating runs.
+/// thumbnails (BenchThumbnails.swift), each against its reference command, in alternating runs.
 struct ProcessMeasurements {
     /// The `mediaplay` built beside the bench, so that a release bench measures the release build.
     let mediaplay: String
@@ -253,52 +256,5 @@ struct ProcessMeasurements {
             return file
         }
         return Set(libraries).count
-    }
-
-    /// `mediaplay thumbnail --at T` against `ffmpeg -ss T -i F -frames:v 1`, whole processes,
-    /// alternating; wall seconds. A run counts only if it wrote a non-empty PNG.
-    func thumbnail(backend: String, at time: Double, folder: URL) async -> (ours: Series, ffmpeg: Series, oursCPU: Series, ffmpegCPU: Series) {
-        let file = media.playbackFile
-        var ours = Series(), ffmpeg = Series()
-        // CPU seconds too: less sensitive than wall time to other work on the machine.
-        var oursCPU = Series(), ffmpegCPU = Series()
-        let stamp = String(cFormat: "%g", time)
-        for round in 1...runs {
-            for side in 0..<2 {
-                let output = folder.appendingPathComponent("thumb-\(backend)-\(side)-\(round).png").path
-                unlink(output)
-                let command = side == 0
-                    ? [mediaplay, "thumbnail", "--backend", backend, "--at", stamp, file, "-o", output]
-                    : ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", stamp, "-i", file, "-frames:v", "1", output]
-                var failure: String?
-                do {
-                    let usage = try await ChildProcess.run(command, timeLimit: 60)
-                    var status = stat()
-                    let size = stat(output, &status) == 0 ? Int(status.st_size) : 0
-                    if !usage.succeeded {
-                        failure = usage.failureDescription
-                    } else if size == 0 {
-                        failure = "exit status 0 but no PNG at \(output)" + (usage.errorTail.isEmpty ? "" : ": " + usage.errorTail.split(separator: "\n").suffix(2).joined(separator: " | "))
-                    } else if side == 0 {
-                        ours.values.append(usage.wallSeconds)
-                        oursCPU.values.append(usage.cpuSeconds)
-                    } else {
-                        ffmpeg.values.append(usage.wallSeconds)
-                        ffmpegCPU.values.append(usage.cpuSeconds)
-                    }
-                } catch {
-                    failure = "\(error)"
-                }
-                unlink(output)
-                if let failure {
-                    // A failed run is noted and the series goes on (a run takes a second).
-                    log("  thumbnail run \(round) \(side == 0 ? "mediaplay" : "ffmpeg") failed: \(failure)")
-                    if side == 0 { ours.misses.append(failure) } else { ffmpeg.misses.append(failure) }
-                }
-            }
-        }
-        if ours.values.isEmpty { ours.failure = ours.misses.last }
-        if ffmpeg.values.isEmpty { ffmpeg.failure = ffmpeg.misses.last }
-        return (ours, ffmpeg, oursCPU, ffmpegCPU)
     }
 }
