@@ -121,9 +121,6 @@ package struct ConvertedPicture {
     package var bytes: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base, count: layout.bytesPerRow * layout.height)
     }
-    /// The first pixel, for drawing on the picture (an overlay) before it is handed on; the
-    /// buffer is the converter's, so only its user may write, until the next conversion.
-    package var mutableBase: UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutating: base) }
 }
 
 // MARK: - The converter

@@ -39,18 +39,6 @@ package final class YUVFrameConverter: YUVFrameConverting, @unchecked Sendable {
         defer { lock.unlock() }
         return converter.rgbaFrame(picture, size: size, presentationTime: presentationTime)
     }
-
-    /// Converts `frame` to RGBA at `size` into the converter's own buffer (reused from
-    /// picture to picture) and calls `body` with it, the lock held; false when it cannot be
-    /// converted.
-    @discardableResult
-    package func withRGBA(_ frame: YUVFrame, size: VideoSize, _ body: (ConvertedPicture) -> Void) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let picture = converter.convert(SourcePicture(frame), to: size) else { return false }
-        body(picture)
-        return true
-    }
 }
 
 // MARK: - Making I420 where the engine has none

@@ -1,9 +1,5 @@
 import FoundationEssentials
 
-/// One media player, whatever engine is behind it (ijkplayer's `IJKMediaPlayback` in Swift).
-///
-/// Every call returns promptly on any thread; outcomes arrive as events. Calls after
-/// `shutdown()` are harmless no-ops.
 /// A player that can tell what its engine itself reports, beside the values it stores: the
 /// conformance suite reads it to see that a setting reached the engine. `EnginePlayer` (every
 /// built-in backend) conforms; a player that wraps another forwards it.
@@ -15,6 +11,10 @@ public protocol EngineReportingPlayback: MediaPlayback {
     var engineReportedTracks: [MediaTrack] { get }
 }
 
+/// One media player, whatever engine is behind it (ijkplayer's `IJKMediaPlayback` in Swift).
+///
+/// Every call returns promptly on any thread; outcomes arrive as events. Calls after
+/// `shutdown()` are harmless no-ops.
 public protocol MediaPlayback: AnyObject, Sendable {
     /// Opens the source; `.preparedToPlay` follows, or `.finished(.playbackError)`.
     func prepareToPlay()

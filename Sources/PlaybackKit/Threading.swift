@@ -3,6 +3,20 @@ import Glibc
 
 // MARK: - Mutex and conditions
 
+/// Stops the program when a pthread call of the locks below fails: every failure these calls
+/// can report (a lock taken twice, let go of by another thread, destroyed while held, bad
+/// attributes) is a programming error, which must not pass silently as a race would.
+@inline(__always)
+private func checkPthread(_ result: Int32, _ call: StaticString) {
+    if result != 0 { pthreadFailed(result, call) }
+}
+
+/// Reports a failed pthread call and stops (kept out of line: the locks' fast path is a compare).
+@inline(never)
+private func pthreadFailed(_ result: Int32, _ call: StaticString) -> Never {
+    preconditionFailure("\(call) failed: \(String(cString: strerror(result))) (\(result))")
+}
+
 /// A mutual-exclusion lock over a pthread mutex: `lock`/`unlock` around work, or `withLock`;
 /// with any number of conditions (`makeCondition()`) that threads wait on while holding it.
 /// Not recursive. Timed waits run on the monotonic clock (`monotonicSeconds()`), so changes
@@ -23,46 +37,56 @@ package final class MutexLock: @unchecked Sendable {
         fileprivate init() {
             condition = .allocate(capacity: 1)
             var attributes = pthread_condattr_t()
-            pthread_condattr_init(&attributes)
-            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-            pthread_cond_init(condition, &attributes)
-            pthread_condattr_destroy(&attributes)
+            checkPthread(pthread_condattr_init(&attributes), "pthread_condattr_init")
+            checkPthread(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+            checkPthread(pthread_cond_init(condition, &attributes), "pthread_cond_init")
+            checkPthread(pthread_condattr_destroy(&attributes), "pthread_condattr_destroy")
         }
 
         deinit {
-            pthread_cond_destroy(condition)
+            checkPthread(pthread_cond_destroy(condition), "pthread_cond_destroy")
             condition.deallocate()
         }
 
         /// Wakes one waiting thread (the mutex need not be held).
-        package func signal() { pthread_cond_signal(condition) }
+        package func signal() { checkPthread(pthread_cond_signal(condition), "pthread_cond_signal") }
 
         /// Wakes every waiting thread (the mutex need not be held).
-        package func broadcast() { pthread_cond_broadcast(condition) }
+        package func broadcast() { checkPthread(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
     }
 
-    /// Makes an unlocked mutex.
+    /// Makes an unlocked mutex. In a debug build it is an error-checking mutex, so taking it
+    /// twice on one thread, or letting go of it on a thread that does not hold it, stops the
+    /// program at that call instead of deadlocking or corrupting state.
     package init() {
         mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        #if DEBUG
+        var attributes = pthread_mutexattr_t()
+        checkPthread(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init")
+        checkPthread(pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK)), "pthread_mutexattr_settype")
+        checkPthread(pthread_mutex_init(mutex, &attributes), "pthread_mutex_init")
+        checkPthread(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy")
+        #else
+        checkPthread(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
+        #endif
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        checkPthread(pthread_mutex_destroy(mutex), "pthread_mutex_destroy")
         mutex.deallocate()
     }
 
     /// Takes the lock, waiting while another thread holds it.
-    package func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { checkPthread(pthread_mutex_lock(mutex), "pthread_mutex_lock") }
 
     /// Lets go of the lock (the calling thread must hold it).
-    package func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { checkPthread(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
 
     /// Runs `body` holding the lock.
     @inline(__always)
     package func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        lock()
+        defer { unlock() }
         return try body()
     }
 
@@ -71,7 +95,9 @@ package final class MutexLock: @unchecked Sendable {
 
     /// Lets go of the mutex (which must be held) until `condition` is signalled, then takes it
     /// again.
-    package func wait(_ condition: Condition) { pthread_cond_wait(condition.condition, mutex) }
+    package func wait(_ condition: Condition) {
+        checkPthread(pthread_cond_wait(condition.condition, mutex), "pthread_cond_wait")
+    }
 
     /// Like `wait(_:)`, but returns by the monotonic time `deadline` (seconds, as
     /// `monotonicSeconds()` reads) at the latest. Returns false when the deadline passed.
@@ -82,7 +108,10 @@ package final class MutexLock: @unchecked Sendable {
         let whole = clamped.rounded(.down)
         time.tv_sec = Int(whole)
         time.tv_nsec = min(999_999_999, Int((clamped - whole) * 1e9))
-        return pthread_cond_timedwait(condition.condition, mutex, &time) != ETIMEDOUT
+        let result = pthread_cond_timedwait(condition.condition, mutex, &time)
+        if result == ETIMEDOUT { return false }
+        checkPthread(result, "pthread_cond_timedwait")
+        return true
     }
 
     /// Like `wait(_:)`, but returns by `timeout` seconds from now at the latest. Returns false

@@ -3,6 +3,9 @@ import CFFmpeg
 import PlaybackKit
 import FoundationEssentials
 
+// The FFmpeg engine's clock: the media time its audio output and its video presenter
+// follow (MediaClock).
+
 // MARK: - The master clock
 
 /// Media time that runs at the playback rate against the monotonic wall clock while

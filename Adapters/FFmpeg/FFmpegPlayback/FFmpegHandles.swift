@@ -4,8 +4,10 @@ import FoundationEssentials
 import PictureConversion
 import PlaybackKit
 
-// Each C handle of the engine lives in one owning final class below and is freed in its
-// deinit, the one place it is released. Owners are created and used by one session.
+// The FFmpeg engine's C handles, each in the one final class that owns it and frees it in its
+// deinit, the one place it is released: the interrupt flag of blocking I/O, the demuxer
+// (FormatInput), a decoder (CodecDecoder), a frame (OwnedFrame), the resampler; and how a
+// decoded frame is read by the picture converter. Owners are created and used by one session.
 
 // MARK: - Interrupt flag
 

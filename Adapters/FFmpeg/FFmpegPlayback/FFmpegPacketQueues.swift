@@ -1,6 +1,10 @@
 #if FFmpeg
 import CFFmpeg
 
+// What moves between the FFmpeg engine's threads: the recycled AVPackets (PacketPool) and
+// their queues from the read thread to each decoder (Ring, PacketQueue), and the decoded
+// frames from a decoder to its output (FrameQueue).
+
 // MARK: - Packets
 
 /// Owns every AVPacket the session uses and recycles them: the read thread takes an empty
