@@ -60,7 +60,30 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     enum Phase { case idle, opening, prepared }
     private enum SeekTarget: Equatable { case time(TimeInterval), end }
 
-    var engine: (any PlaybackEngine)?
+    /// The engine, reached only on `queue` (see `engine`).
+    private var confinedEngine: (any PlaybackEngine)?
+    /// The engine this player drives. Every call into it is made on `queue`, the one rule that
+    /// keeps an engine single-threaded; a debug build stops at any read from another thread
+    /// (`thumbnail()` and `appliedVolume` go through `engineSlot` instead).
+    var engine: (any PlaybackEngine)? {
+        get {
+            assertOnQueue()
+            return confinedEngine
+        }
+        set {
+            assertOnQueue()
+            confinedEngine = newValue
+        }
+    }
+
+    /// In a debug build, stops the program unless the caller runs on the player's queue.
+    @inline(__always)
+    func assertOnQueue() {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))
+        #endif
+    }
+
     var phase = Phase.idle
     private var ended = false
     private var wantsPlay = false
@@ -88,7 +111,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     /// A player whose position clock and deadlines read `time` (the core's tests drive one by hand).
     package init(engine: any PlaybackEngine, url: URL, options: PlaybackOptions, label: String, time: any TimeSource) {
         self.backendName = label
-        self.engine = engine
+        self.confinedEngine = engine
         self.time = time
         self.clock = PositionClock(time: time)
         self.engineSlot = Locked(ThumbnailSource(engine: engine))
@@ -102,7 +125,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
         // Last reference gone without shutdown(): release the engine here; nothing else can
         // reach it any more.
         if !published.get().isShutDown {
-            engine?.close()
+            confinedEngine?.close()
             hub.finish()
         }
     }
@@ -325,6 +348,7 @@ public final class EnginePlayer: EngineReportingPlayback, @unchecked Sendable {
     }
 
     private func handle(_ report: EngineSink.Report, generation: Int) {
+        assertOnQueue()
         guard !published.get().isShutDown, generation == published.get().generation, phase != .idle else { return }
         switch report {
         case .prepared(let info): enginePrepared(info)

@@ -26,7 +26,24 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     private let relaysEveryRemoteSource: Bool
     private let queue = DispatchQueue(label: "playback.vlc.engine")
     private let frames = VLCPictureStore()
-    private var session: VLCSession?
+    /// The open session, reached only on `queue` (see `session`).
+    private var confinedSession: VLCSession?
+    /// The open session: libVLC is called only from `queue`, never from its own threads; a
+    /// debug build stops at any access from another thread.
+    private var session: VLCSession? {
+        get {
+            #if DEBUG
+            dispatchPrecondition(condition: .onQueue(queue))
+            #endif
+            return confinedSession
+        }
+        set {
+            #if DEBUG
+            dispatchPrecondition(condition: .onQueue(queue))
+            #endif
+            confinedSession = newValue
+        }
+    }
     /// What the open session last read back of libVLC's volume.
     private let volumeReport = Locked<Float?>(nil)
 
@@ -39,7 +56,7 @@ final class VLCEngine: PlaybackEngine, @unchecked Sendable {
     deinit {
         // The player's queue has closed the session before the last reference goes; release
         // anything left here.
-        session?.close()
+        confinedSession?.close()
     }
 
     func open(_ source: MediaSource, options: PlaybackOptions, sink: EngineSink) {
