@@ -182,6 +182,27 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["PlaybackKit", "PlaybackBackends", "PlaybackConformance", "X11Windows", "HTTPRelay"]),
         .testTarget(name: "MediaplayTests", dependencies: ["PlaybackKit", "PlaybackConformance", "X11Windows"]),
+        // What is particular to each adapter, beside the conformance suite every engine runs.
+        .testTarget(
+            name: "GStreamerPlaybackTests",
+            dependencies: ["PlaybackKit", "PlaybackConformance",
+                           .target(name: "GStreamerPlayback", condition: .when(traits: ["GStreamer"]))],
+            path: "Adapters/GStreamer/GStreamerPlaybackTests"),
+        .testTarget(
+            name: "FFmpegPlaybackTests",
+            dependencies: ["PlaybackKit", "PlaybackConformance",
+                           .target(name: "FFmpegPlayback", condition: .when(traits: ["FFmpeg"]))],
+            path: "Adapters/FFmpeg/FFmpegPlaybackTests"),
+        .testTarget(
+            name: "MPVPlaybackTests",
+            dependencies: ["PlaybackKit", "PlaybackConformance",
+                           .target(name: "MPVPlayback", condition: .when(traits: ["MPV"]))],
+            path: "Adapters/MPV/MPVPlaybackTests"),
+        .testTarget(
+            name: "VLCPlaybackTests",
+            dependencies: ["PlaybackKit", "PlaybackConformance",
+                           .target(name: "VLCPlayback", condition: .when(traits: ["VLC"]))],
+            path: "Adapters/VLC/VLCPlaybackTests"),
     ],
     swiftLanguageModes: [.v6]
 )
