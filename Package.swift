@@ -73,9 +73,12 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        // What a loopback HTTP server reads and measures: request heads, the kernel's socket
+        // queues (the relay and the conformance suite's test server).
+        .target(name: "LoopbackHTTP", dependencies: ["PlaybackKit"]),
         .target(
             name: "HTTPRelay",
-            dependencies: ["PlaybackKit", .target(name: "CCurl", condition: .when(traits: ["VLC", "GStreamer"]))]),
+            dependencies: ["PlaybackKit", "LoopbackHTTP", .target(name: "CCurl", condition: .when(traits: ["VLC", "GStreamer"]))]),
 
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(
@@ -152,7 +155,7 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
-        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "COpenSSL", "X11Windows"], path: "Conformance"),
+        .target(name: "PlaybackConformance", dependencies: ["PlaybackKit", "LoopbackHTTP", "COpenSSL", "X11Windows"], path: "Conformance"),
         .target(name: "CommandLineSupport", dependencies: ["PlaybackKit"]),
         .executableTarget(
             name: "mediaplay",

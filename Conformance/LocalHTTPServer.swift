@@ -1,4 +1,5 @@
 import FoundationEssentials
+import LoopbackHTTP
 import PlaybackKit
 #if canImport(Glibc)
 import Glibc

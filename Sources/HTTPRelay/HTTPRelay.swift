@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import FoundationEssentials
 import Glibc
+import LoopbackHTTP
 import PlaybackKit
 import Synchronization
 

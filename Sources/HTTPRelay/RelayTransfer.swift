@@ -2,6 +2,7 @@
 import CCurl
 import FoundationEssentials
 import Glibc
+import LoopbackHTTP
 import PlaybackKit
 
 // MARK: - The connection from the engine

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PlaybackKit
 
 /// The request line and header lines of one HTTP/1.x request, as a server reads them: the
 /// conformance suite's test server and libVLC's loopback relay parse requests with this.
