@@ -2,9 +2,33 @@
 import PackageDescription
 
 /// Every engine is a package trait; all are on by default. An app that wants one engine alone
-/// depends on this package with `traits: ["MPV"]` (for example), and only that adapter and its
-/// C module are compiled and linked.
+/// depends on this package with `traits: ["MPV"]` (for example), and only that adapter, its C
+/// module and the shared parts it needs are compiled and linked.
 let engineTraits: Set<String> = ["GStreamer", "FFmpeg", "MPV", "VLC"]
+
+/// The shared parts, each compiled by a capability trait of its own, which the engine traits
+/// that use it enable: a new engine names the capabilities it needs in its trait, and the
+/// shared modules never name an engine.
+let capabilityTraits: Set<Trait> = [
+    .trait(name: "Swscale", description: "The picture converter over libswscale (PictureConversion)"),
+    .trait(name: "Libass", description: "Text subtitles drawn onto pictures with libass (SubtitleOverlay)"),
+    .trait(name: "X11", description: "Pictures drawn into an app's X11 window (WindowPresentation)", enabledTraits: ["Swscale"]),
+    .trait(name: "StreamProbe", description: "What libavformat reads of a file: streams, tags, cues (MediaProbe)"),
+    .trait(name: "Curl", description: "The loopback relay over libcurl (HTTPRelay)"),
+]
+
+/// The engine traits, each enabling the capabilities its adapter uses.
+let engineTraitDeclarations: Set<Trait> = [
+    .trait(name: "GStreamer", description: "The GStreamer playbin adapter",
+           enabledTraits: ["Swscale", "X11", "StreamProbe", "Curl"]),
+    .trait(name: "FFmpeg", description: "The player engine over libavformat and libavcodec",
+           enabledTraits: ["Swscale", "Libass", "X11"]),
+    .trait(name: "MPV", description: "The libmpv adapter",
+           enabledTraits: ["Swscale", "X11", "StreamProbe"]),
+    .trait(name: "VLC", description: "The libVLC 3 adapter",
+           enabledTraits: ["Swscale", "Libass", "X11", "StreamProbe", "Curl"]),
+    .default(enabledTraits: engineTraits),
+]
 
 let package = Package(
     name: "PlaybackKit",
@@ -19,13 +43,7 @@ let package = Package(
         .library(name: "X11Windows", targets: ["X11Windows"]),
         .executable(name: "mediaplay", targets: ["mediaplay"]),
     ],
-    traits: [
-        .trait(name: "GStreamer", description: "The GStreamer playbin adapter"),
-        .trait(name: "FFmpeg", description: "The player engine over libavformat and libavcodec"),
-        .trait(name: "MPV", description: "The libmpv adapter"),
-        .trait(name: "VLC", description: "The libVLC 3 adapter"),
-        .default(enabledTraits: engineTraits),
-    ],
+    traits: engineTraitDeclarations.union(capabilityTraits),
     targets: [
         // MARK: - Core
         .systemLibrary(
@@ -40,7 +58,7 @@ let package = Package(
             providers: [.apt(["libswscale-dev", "libavutil-dev"])]),
         .target(
             name: "PictureConversion",
-            dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: engineTraits))]),
+            dependencies: ["PlaybackKit", .target(name: "CSwscale", condition: .when(traits: ["Swscale"]))]),
 
         // MARK: - libass drawing text subtitles onto pictures (the FFmpeg engine, and libVLC's
         // .frames output, whose own drawing would reach its thumbnails)
@@ -49,15 +67,15 @@ let package = Package(
             providers: [.apt(["libass-dev"])]),
         .target(
             name: "SubtitleOverlay",
-            dependencies: ["PlaybackKit", .target(name: "CLibass", condition: .when(traits: ["FFmpeg", "VLC"]))]),
+            dependencies: ["PlaybackKit", .target(name: "CLibass", condition: .when(traits: ["Libass"]))]),
 
         // MARK: - Pictures drawn into an app's X11 window (the FFmpeg engine's window output,
         // and playbin's and libVLC's, whose pictures reach the adapter)
         .target(
             name: "WindowPresentation",
             dependencies: ["PlaybackKit",
-                           .target(name: "PictureConversion", condition: .when(traits: ["FFmpeg", "GStreamer", "MPV", "VLC"])),
-                           .target(name: "CX11", condition: .when(traits: ["FFmpeg", "GStreamer", "MPV", "VLC"]))]),
+                           .target(name: "PictureConversion", condition: .when(traits: ["X11"])),
+                           .target(name: "CX11", condition: .when(traits: ["X11"]))]),
 
         // MARK: - What libavformat reads of a file (streams' flags, tags, subtitle cues), for
         // engines whose own model does not say
@@ -66,7 +84,7 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .target(
             name: "MediaProbe",
-            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["VLC", "GStreamer", "MPV"]))]),
+            dependencies: ["PlaybackKit", .target(name: "CMediaProbe", condition: .when(traits: ["StreamProbe"]))]),
 
         // MARK: - The loopback relay: libcurl fetches for an engine what its own http client
         // cannot (any request header, the app's authorities, a trusted playlist's local files)
@@ -78,7 +96,7 @@ let package = Package(
         .target(name: "LoopbackHTTP", dependencies: ["PlaybackKit"]),
         .target(
             name: "HTTPRelay",
-            dependencies: ["PlaybackKit", "LoopbackHTTP", .target(name: "CCurl", condition: .when(traits: ["VLC", "GStreamer"]))]),
+            dependencies: ["PlaybackKit", "LoopbackHTTP", .target(name: "CCurl", condition: .when(traits: ["Curl"]))]),
 
         // MARK: - Adapters (each compiled only when its trait is on)
         .systemLibrary(

@@ -1,4 +1,4 @@
-#if canImport(CCurl)
+#if Curl
 import FoundationEssentials
 import PlaybackKit
 

@@ -1,4 +1,4 @@
-#if VLC || GStreamer || MPV
+#if StreamProbe
 internal import CMediaProbe
 import FoundationEssentials
 import PlaybackKit

@@ -1,4 +1,4 @@
-#if FFmpeg || VLC || GStreamer || MPV
+#if Swscale
 internal import CSwscale
 import FoundationEssentials
 import PlaybackKit

@@ -1,4 +1,4 @@
-#if FFmpeg || VLC
+#if Libass
 internal import CLibass
 import FoundationEssentials
 import Glibc

@@ -1,4 +1,4 @@
-#if GStreamer || MPV || VLC
+#if X11
 import CX11
 import FoundationEssentials
 import Glibc

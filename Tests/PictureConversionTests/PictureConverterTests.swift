@@ -1,4 +1,4 @@
-#if FFmpeg || VLC || GStreamer || MPV
+#if Swscale
 import PictureConversion
 import PlaybackKit
 import Testing

@@ -1,4 +1,4 @@
-#if VLC || GStreamer || MPV
+#if StreamProbe
 import Foundation
 import PlaybackKit
 @testable import MediaProbe

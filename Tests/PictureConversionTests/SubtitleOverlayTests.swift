@@ -1,4 +1,4 @@
-#if VLC
+#if Libass && StreamProbe
 import Foundation
 import MediaProbe
 import PlaybackKit
