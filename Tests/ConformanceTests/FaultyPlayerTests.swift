@@ -230,7 +230,9 @@ extension ConformanceRuns {
 }
 
 /// Runs `faultCase`'s sample against the faulty player over `backend` and expects exactly its
-/// checks to fail, each for its reason.
+/// checks to fail, each for its reason. Another check that fails is run again (the whole
+/// suite's attempts in all): one that passes then is written out as a flake of the engine
+/// underneath, for its race to be found, instead of failing the test.
 func expectCaught(_ faultCase: FaultCase, wrapping backend: any PlaybackBackend) async throws {
     let fixtures = try TestFixtures.ensure()
     let fault = faultCase.fault
@@ -239,7 +241,19 @@ func expectCaught(_ faultCase: FaultCase, wrapping backend: any PlaybackBackend)
     }
     let report = await suite.run(only: Set(faultCase.sample))
     #expect(report.results.count == faultCase.sample.count)
-    let failed = Set(report.failures.map(\.name))
+    var failed = Set(report.failures.map(\.name))
+    // Another check that failed runs again, up to the suite's attempts: a pass there is a
+    // flake of the engine underneath, written out, not a fault the player was made with.
+    let others = failed.subtracting(faultCase.mustFail)
+    if !others.isEmpty {
+        let retried = await suite.run(only: others, attempts: ConformanceRuns.attempts - 1)
+        let recovered = others.subtracting(retried.failures.map(\.name))
+        for failure in report.failures where recovered.contains(failure.name) {
+            let line = "flaky: \(report.backend)/\(failure.name) (passed when run again): \(failure.outcome.reason ?? "")\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        failed.subtract(recovered)
+    }
     #expect(failed == faultCase.mustFail, "\(fault.rawValue): failed \(failed.sorted()), expected \(faultCase.mustFail.sorted())\n\(report.renderText())")
     #expect(report.skips.isEmpty, "\(fault.rawValue): skipped \(report.skips.map(\.name))")
     for failure in report.failures where faultCase.mustFail.contains(failure.name) {
